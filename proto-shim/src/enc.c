@@ -1,0 +1,365 @@
+/*
+ * proto-shim encoder. Validates a struct ps_msg, then writes it with msgpack-c's
+ * packer into the caller's ps_buf. Canonical form: map keys ascending, optional
+ * fields only when present (or, for fields without a presence bit, only when not
+ * at their default), integers in their smallest msgpack form (msgpack-c's packer
+ * chooses it). On any failure the buffer's length is restored.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <msgpack.h>
+#include <proto-shim/enc.h>
+
+#include "internal.h"
+
+PS_EXPORT void
+ps_buf_init(struct ps_buf *b)
+{
+	b->data = NULL;
+	b->len = 0;
+	b->cap = 0;
+}
+
+PS_EXPORT void
+ps_buf_release(struct ps_buf *b)
+{
+	free(b->data);
+	ps_buf_init(b);
+}
+
+PS_EXPORT void
+ps_buf_consume(struct ps_buf *b, size_t n)
+{
+	if (n >= b->len) {
+		b->len = 0;
+		return;
+	}
+	memmove(b->data, b->data + n, b->len - n);
+	b->len -= n;
+}
+
+static int
+buf_write(void *data, const char *p, size_t n)
+{
+	struct ps_buf *b = data;
+
+	if (n > b->cap - b->len) {
+		size_t cap = b->cap ? b->cap : 256;
+		uint8_t *nd;
+		while (cap - b->len < n) {
+			if (cap > SIZE_MAX / 2)
+				return -1;
+			cap *= 2;
+		}
+		nd = realloc(b->data, cap);
+		if (!nd)
+			return -1;
+		b->data = nd;
+		b->cap = cap;
+	}
+	memcpy(b->data + b->len, p, n);
+	b->len += n;
+	return 0;
+}
+
+/*
+ * The packer functions return 0 or -1; every helper below folds them into one
+ * sticky failure flag so the message writers read as a list of fields.
+ */
+struct enc {
+	msgpack_packer pk;
+	int failed;
+};
+
+static void
+e_uint(struct enc *e, uint64_t v)
+{
+	e->failed |= msgpack_pack_uint64(&e->pk, v);
+}
+
+static void
+e_kv_uint(struct enc *e, unsigned key, uint64_t v)
+{
+	e_uint(e, key);
+	e_uint(e, v);
+}
+
+static void
+e_map(struct enc *e, unsigned n)
+{
+	e->failed |= msgpack_pack_map(&e->pk, n);
+}
+
+static void
+e_array(struct enc *e, unsigned n)
+{
+	e->failed |= msgpack_pack_array(&e->pk, n);
+}
+
+static void
+e_str(struct enc *e, const char *p, size_t n)
+{
+	e->failed |= msgpack_pack_str_with_body(&e->pk, p, n);
+}
+
+static void
+e_kv_str(struct enc *e, unsigned key, const char *p, size_t n)
+{
+	e_uint(e, key);
+	e_str(e, p, n);
+}
+
+static void
+e_kv_bin(struct enc *e, unsigned key, const void *p, size_t n)
+{
+	e_uint(e, key);
+	e->failed |= msgpack_pack_bin_with_body(&e->pk, p, n);
+}
+
+static void
+e_kv_bool(struct enc *e, unsigned key, int v)
+{
+	e_uint(e, key);
+	e->failed |= v ? msgpack_pack_true(&e->pk) : msgpack_pack_false(&e->pk);
+}
+
+static unsigned
+key_fields(const struct ps_key *k)
+{
+	return 3 + !!(k->has & PS_KEY_TABLE) + !!(k->has & PS_KEY_TOS) +
+	    !!(k->has & PS_KEY_METRIC);
+}
+
+/* Keys 1..6 of a route key, in ascending key order. */
+static void
+e_key(struct enc *e, const struct ps_key *k)
+{
+	if (k->has & PS_KEY_TABLE)
+		e_kv_uint(e, K_RT_TABLE, k->table);
+	e_kv_uint(e, K_RT_FAMILY, k->family);
+	e_kv_bin(e, K_RT_PREFIX, k->prefix.b, ps_fam_len(k->family));
+	e_kv_uint(e, K_RT_PLEN, k->plen);
+	if (k->has & PS_KEY_TOS)
+		e_kv_uint(e, K_RT_TOS, k->tos);
+	if (k->has & PS_KEY_METRIC)
+		e_kv_uint(e, K_RT_METRIC, k->metric);
+}
+
+static void
+e_nexthop(struct enc *e, const struct ps_nexthop *nh)
+{
+	size_t ifl = strnlen(nh->ifname, sizeof(nh->ifname));
+
+	e_map(e, !!nh->gw_family + !!ifl + (nh->weight != 1) + !!nh->flags);
+	if (nh->gw_family)
+		e_kv_bin(e, K_NH_GATEWAY, nh->gw.b, ps_fam_len(nh->gw_family));
+	if (ifl)
+		e_kv_str(e, K_NH_IFNAME, nh->ifname, ifl);
+	if (nh->weight != 1)
+		e_kv_uint(e, K_NH_WEIGHT, nh->weight);
+	if (nh->flags)
+		e_kv_uint(e, K_NH_FLAGS, nh->flags);
+}
+
+static void
+e_route(struct enc *e, const struct ps_route *rt, int learn)
+{
+	unsigned n = key_fields(&rt->key) + (rt->type != PS_RT_UNICAST) + !!rt->n_nexthops +
+	    !!(rt->has & PS_RA_PREFSRC) + !!(rt->has & PS_RA_REALM) +
+	    !!(rt->has & PS_RA_SCOPE) + !!(rt->has & PS_RA_MTU) +
+	    !!(rt->has & PS_RA_PROTOCOL) + !!learn;
+
+	e_map(e, n);
+	e_key(e, &rt->key);
+	if (rt->type != PS_RT_UNICAST)
+		e_kv_uint(e, K_RT_TYPE, rt->type);
+	if (rt->n_nexthops) {
+		e_uint(e, K_RT_NEXTHOPS);
+		e_array(e, rt->n_nexthops);
+		for (unsigned i = 0; i < rt->n_nexthops; i++)
+			e_nexthop(e, &rt->nh[i]);
+	}
+	if (rt->has & PS_RA_PREFSRC)
+		e_kv_bin(e, K_RT_PREFSRC, rt->prefsrc.b, ps_fam_len(rt->key.family));
+	if (rt->has & PS_RA_REALM)
+		e_kv_uint(e, K_RT_REALM, rt->realm);
+	if (rt->has & PS_RA_SCOPE)
+		e_kv_uint(e, K_RT_SCOPE, rt->scope);
+	if (rt->has & PS_RA_MTU)
+		e_kv_uint(e, K_RT_MTU, rt->mtu);
+	if (rt->has & PS_RA_PROTOCOL)
+		e_kv_uint(e, K_RT_PROTOCOL, rt->protocol);
+	if (learn)
+		e_kv_uint(e, K_RT_OP, rt->learn_op);
+}
+
+static void
+e_hello(struct enc *e, const struct ps_hello *h)
+{
+	unsigned nfam = !!(h->families & PS_HELLO_FAM_V4) + !!(h->families & PS_HELLO_FAM_V6);
+
+	e_map(e, 3 + (unsigned)__builtin_popcount(h->has));
+	e_uint(e, K_HELLO_VERSIONS);
+	e_array(e, h->n_versions);
+	for (unsigned i = 0; i < h->n_versions; i++)
+		e_uint(e, h->versions[i]);
+	e_kv_uint(e, K_HELLO_ROLE, h->role);
+	e_kv_str(e, K_HELLO_NAME, h->name, strnlen(h->name, sizeof(h->name)));
+	if (h->has & PS_HELLO_TABLE)
+		e_kv_uint(e, K_HELLO_TABLE, h->table);
+	if (h->has & PS_HELLO_FAMILIES) {
+		e_uint(e, K_HELLO_FAMILIES);
+		e_array(e, nfam);
+		if (h->families & PS_HELLO_FAM_V4)
+			e_uint(e, PS_FAM_V4);
+		if (h->families & PS_HELLO_FAM_V6)
+			e_uint(e, PS_FAM_V6);
+	}
+	if (h->has & PS_HELLO_METRIC)
+		e_kv_uint(e, K_HELLO_METRIC, h->metric);
+	if (h->has & PS_HELLO_PROTOCOL)
+		e_kv_uint(e, K_HELLO_PROTOCOL, h->protocol);
+	if (h->has & PS_HELLO_STALE)
+		e_kv_uint(e, K_HELLO_STALE, h->stale_time);
+	if (h->has & PS_HELLO_PERSIST)
+		e_kv_bool(e, K_HELLO_PERSIST, h->persist);
+	if (h->has & PS_HELLO_LEARN)
+		e_kv_bool(e, K_HELLO_LEARN, h->learn);
+}
+
+static void
+e_status(struct enc *e, const struct ps_status *s)
+{
+	e_map(e, 1);
+	e_uint(e, K_STATUS_RESULTS);
+	e_array(e, s->n);
+	for (unsigned i = 0; i < s->n; i++) {
+		const struct ps_status_entry *r = &s->e[i];
+		e_map(e, key_fields(&r->key) + 1 + !!r->error + !!r->text.len);
+		e_key(e, &r->key);
+		e_kv_uint(e, K_ST_STATE, r->state);
+		if (r->error)
+			e_kv_uint(e, K_ST_ERRNO, r->error);
+		if (r->text.len)
+			e_kv_str(e, K_ST_TEXT, r->text.ptr, r->text.len);
+	}
+}
+
+/* A body of one field, or none when it is empty text. */
+static void
+e_single_text(struct enc *e, struct ps_str s)
+{
+	e_map(e, !!s.len);
+	if (s.len)
+		e_kv_str(e, K_SINGLE, s.ptr, s.len);
+}
+
+static void
+e_body(struct enc *e, const struct ps_msg *m)
+{
+	switch (m->type) {
+	case PS_HELLO:
+		e_hello(e, &m->u.hello);
+		break;
+	case PS_WELCOME:
+		e_map(e, 3);
+		e_kv_uint(e, K_WELCOME_VERSION, m->u.welcome.version);
+		e_kv_str(e, K_WELCOME_SERVER_ID, m->u.welcome.server_id,
+		    strnlen(m->u.welcome.server_id, sizeof(m->u.welcome.server_id)));
+		e_kv_uint(e, K_WELCOME_EPOCH, m->u.welcome.boot_epoch);
+		break;
+	case PS_ERROR: {
+		size_t fl = strnlen(m->u.error.field, sizeof(m->u.error.field));
+		e_map(e, 1 + !!fl + !!m->u.error.text.len);
+		e_kv_uint(e, K_ERROR_CODE, m->u.error.code);
+		if (fl)
+			e_kv_str(e, K_ERROR_FIELD, m->u.error.field, fl);
+		if (m->u.error.text.len)
+			e_kv_str(e, K_ERROR_TEXT, m->u.error.text.ptr, m->u.error.text.len);
+		break;
+	}
+	case PS_PING:
+	case PS_PONG:
+		e_map(e, 1);
+		e_kv_uint(e, K_SINGLE, m->u.token);
+		break;
+	case PS_BYE:
+		e_map(e, 1);
+		e_kv_uint(e, K_SINGLE, m->u.bye_flags);
+		break;
+	case PS_FEED_BEGIN:
+	case PS_FEED_END:
+		e_map(e, 1);
+		e_kv_uint(e, K_SINGLE, m->u.generation);
+		break;
+	case PS_ROUTE:
+		e_route(e, &m->u.route, 0);
+		break;
+	case PS_LEARN:
+		e_route(e, &m->u.route, 1);
+		break;
+	case PS_WITHDRAW:
+		e_map(e, key_fields(&m->u.withdraw));
+		e_key(e, &m->u.withdraw);
+		break;
+	case PS_ROUTE_STATUS:
+		e_status(e, &m->u.status);
+		break;
+	case PS_REFEED:
+		e_single_text(e, m->u.reason);
+		break;
+	case PS_CTL_REQUEST: {
+		const struct ps_ctl_request *c = &m->u.ctl_request;
+		e_map(e, 2 + !!c->n_args + !!c->flags);
+		e_kv_uint(e, K_CTL_REQ, c->req);
+		e_kv_str(e, K_CTL_CMD, c->cmd, strnlen(c->cmd, sizeof(c->cmd)));
+		if (c->n_args) {
+			e_uint(e, K_CTL_ARGS);
+			e_array(e, c->n_args);
+			for (unsigned i = 0; i < c->n_args; i++)
+				e_str(e, c->args[i].ptr, c->args[i].len);
+		}
+		if (c->flags)
+			e_kv_uint(e, K_CTL_FLAGS, c->flags);
+		break;
+	}
+	case PS_CTL_CHUNK:
+		e_map(e, 2);
+		e_kv_uint(e, K_CTL_REQ, m->u.ctl_chunk.req);
+		e_kv_bin(e, K_CHUNK_DATA, m->u.ctl_chunk.data.ptr, m->u.ctl_chunk.data.len);
+		break;
+	case PS_CTL_END:
+		e_map(e, 2 + !!m->u.ctl_end.text.len);
+		e_kv_uint(e, K_CTL_REQ, m->u.ctl_end.req);
+		e_kv_uint(e, K_END_CODE, m->u.ctl_end.code);
+		if (m->u.ctl_end.text.len)
+			e_kv_str(e, K_END_TEXT, m->u.ctl_end.text.ptr, m->u.ctl_end.text.len);
+		break;
+	}
+}
+
+PS_EXPORT int
+ps_enc_msg(struct ps_buf *b, const struct ps_msg *m, struct ps_fault *ret_fault)
+{
+	size_t start = b->len;
+	struct enc e = { .failed = 0 };
+	int r;
+
+	if ((r = ps_msg_validate(m, ret_fault)) < 0)
+		return r;
+	msgpack_packer_init(&e.pk, b, buf_write);
+	e_array(&e, 2);
+	e_uint(&e, m->type);
+	e_body(&e, m);
+	if (e.failed) {
+		b->len = start;
+		return -ENOMEM;
+	}
+	if (b->len - start > PS_MSG_MAX_DEFAULT) {
+		b->len = start;
+		return -EMSGSIZE;
+	}
+	return (int)(b->len - start);
+}
