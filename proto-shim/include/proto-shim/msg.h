@@ -76,7 +76,7 @@ enum ps_err {
 	PS_E_FIELD = 4,        /* a field is missing, of the wrong type or out of range */
 	PS_E_VERSION = 5,      /* no common protocol version */
 	PS_E_STATE = 6,        /* message not allowed in the session's state */
-	PS_E_CONFLICT = 7,     /* another client owns that route key */
+	PS_E_CONFLICT = 7,     /* the client name is in use by a connected session */
 	PS_E_DENIED = 8,       /* not permitted for this peer */
 	PS_E_LIMIT = 9,        /* a server-side resource limit was hit */
 	PS_E_INTERNAL = 10,    /* server bug or resource failure */

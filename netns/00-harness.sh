@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# The harness itself: namespaces, veth, the kernel's route table read back as
+# JSON, bounded waiting, and cleanup that leaves nothing behind.
+set -u
+. "$(dirname "$0")/lib.sh"
+
+require_root
+tap_plan 7
+
+ns_new A a
+ns_new B b
+check "two namespaces exist" bash -c "ip netns list | grep -q '^$A' && ip netns list | grep -q '^$B'"
+
+veth_pair "$A" va "$B" vb
+ip -n "$A" addr add 192.0.2.1/24 dev va
+ip -n "$B" addr add 192.0.2.2/24 dev vb
+ip -n "$A" addr add 2001:db8::1/64 dev va nodad
+ip -n "$B" addr add 2001:db8::2/64 dev vb nodad
+check "IPv4 across the veth pair" nsrun "$A" ping -c 1 -W 2 192.0.2.2
+check "IPv6 across the veth pair" nsrun "$A" ping -6 -c 1 -W 2 2001:db8::2
+
+ip -n "$A" route add 198.51.100.0/24 via 192.0.2.2 proto 12 table 100
+ip -n "$A" route add 203.0.113.0/24 via 192.0.2.2 proto static table 100
+json=$(routes_json "$A" table 100 proto 12)
+check "proto 12 route read back as JSON, foreign route not matched" \
+	python3 -c '
+import json, sys
+r = json.loads(sys.argv[1])
+assert [x["dst"] for x in r] == ["198.51.100.0/24"], r
+assert r[0]["gateway"] == "192.0.2.2" and r[0]["dev"] == "va", r
+' "$json"
+
+start=$SECONDS
+if wait_until 1 false; then
+	not_ok "wait_until gives up on a false condition"
+else
+	ok "wait_until gives up on a false condition"
+fi
+check "wait_until is bounded" test $((SECONDS - start)) -le 3
+
+# A child script's namespaces and processes are gone once it exits.
+child=$(bash -c '
+	. "'"$(dirname "$0")"'/lib.sh"
+	ns_new X x
+	start_bg P sleep 600
+	echo "$X $P"
+' | tail -n 1)
+read -r child_ns child_pid <<<"$child"
+check "a finished script leaves no namespace and no process" \
+	bash -c "! ip netns list | grep -q '^$child_ns' && ! kill -0 $child_pid 2>/dev/null"

@@ -1,0 +1,145 @@
+# netns/lib.sh: the namespace harness for the integration scenarios.
+#
+# Source it from netns/NN-<scenario>.sh. It prints TAP (plan, ok / not ok lines,
+# '#' diagnostics), makes throwaway network namespaces with unique names
+# (fibdt-<pid>-<name>), connects them with veth pairs, starts processes and
+# remembers their PIDs, and removes all of it from an EXIT trap, killing only
+# the PIDs it started. Waiting is bounded polling (wait_until), never a bare sleep.
+#
+# Environment: BUILD_DIR (the meson build with fibd, fibctl...), set by meson.
+
+NS_PREFIX="fibdt-$$"
+_ns_list=()
+_pids=()
+_tap_n=0
+_tap_failed=0
+
+tap_plan() { echo "1..$1"; }
+
+skip_all() { # reason
+	echo "1..0 # SKIP $*"
+	exit 0
+}
+
+diag() { echo "# $*"; }
+
+ok() { # description
+	_tap_n=$((_tap_n + 1))
+	echo "ok $_tap_n - $*"
+}
+
+not_ok() { # description
+	_tap_n=$((_tap_n + 1))
+	_tap_failed=$((_tap_failed + 1))
+	echo "not ok $_tap_n - $*"
+}
+
+# check DESCRIPTION COMMAND...: one TAP line from a command's exit status; its
+# output is shown as diagnostics when it fails.
+check() {
+	local desc=$1 out
+	shift
+	if out=$("$@" 2>&1); then
+		ok "$desc"
+	else
+		not_ok "$desc"
+		[ -n "$out" ] && printf '%s\n' "$out" | sed 's/^/#   /'
+	fi
+}
+
+# wait_until TIMEOUT_SECONDS COMMAND...: poll every 0.1 s until COMMAND succeeds.
+# Returns 1 if it did not within the timeout.
+wait_until() {
+	local timeout=$1
+	shift
+	local deadline=$((SECONDS + timeout))
+	while :; do
+		"$@" >/dev/null 2>&1 && return 0
+		[ "$SECONDS" -ge "$deadline" ] && return 1
+		sleep 0.1
+	done
+}
+
+require_root() {
+	[ "$(id -u)" -eq 0 ] || skip_all "needs root for network namespaces"
+	command -v ip >/dev/null || skip_all "ip (iproute2) not installed"
+	ip netns add "${NS_PREFIX}-probe" 2>/dev/null || skip_all "cannot create network namespaces"
+	ip netns del "${NS_PREFIX}-probe"
+}
+
+# ns_create NAME: a namespace named ${NS_PREFIX}-NAME with loopback up; prints its name.
+ns_create() {
+	local ns="${NS_PREFIX}-$1"
+	ip netns add "$ns" || return 1
+	_ns_list+=("$ns")
+	ip -n "$ns" link set lo up
+	echo "$ns"
+}
+
+# In the caller's shell (not a subshell), so that the namespace is registered.
+ns_new() { # VAR NAME
+	local ns="${NS_PREFIX}-$2"
+	ip netns add "$ns" || return 1
+	_ns_list+=("$ns")
+	ip -n "$ns" link set lo up
+	printf -v "$1" '%s' "$ns"
+}
+
+nsrun() { # NS COMMAND...
+	local ns=$1
+	shift
+	ip netns exec "$ns" "$@"
+}
+
+# veth_pair NS1 IF1 NS2 IF2: a veth pair between two namespaces, both ends up.
+veth_pair() {
+	ip link add "$2" netns "$1" type veth peer name "$4" netns "$3" || return 1
+	ip -n "$1" link set "$2" up
+	ip -n "$3" link set "$4" up
+}
+
+# start_bg VAR COMMAND...: start a process in the background, remember its PID
+# for cleanup and put it in VAR.
+start_bg() {
+	local var=$1
+	shift
+	"$@" &
+	local pid=$!
+	_pids+=("$pid")
+	printf -v "$var" '%s' "$pid"
+}
+
+# stop_pid PID [SIGNAL]: signal one of our processes and wait (bounded) for it.
+stop_pid() {
+	local pid=$1 sig=${2:-TERM}
+	kill -s "$sig" "$pid" 2>/dev/null || return 0
+	wait_until 10 bash -c "! kill -0 $pid" || kill -s KILL "$pid" 2>/dev/null
+	wait "$pid" 2>/dev/null || true
+}
+
+# routes_json NS [ip route selectors...]: the kernel's routes as JSON.
+routes_json() {
+	local ns=$1
+	shift
+	ip -n "$ns" -j route show "$@"
+}
+
+_cleanup() {
+	local rc=$?
+	for pid in "${_pids[@]}"; do
+		kill -s TERM "$pid" 2>/dev/null || true
+	done
+	for pid in "${_pids[@]}"; do
+		for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+		kill -s KILL "$pid" 2>/dev/null || true
+	done
+	for ns in "${_ns_list[@]}"; do
+		ip netns del "$ns" 2>/dev/null || true
+	done
+	if [ "$_tap_failed" -gt 0 ] && [ "$rc" -eq 0 ]; then
+		rc=1
+	fi
+	exit "$rc"
+}
+trap _cleanup EXIT
+trap 'exit 130' INT TERM

@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# The whole test suite, as CI runs it: set up, build with -Dwerror=true, run the
+# unit, fuzz (corpus replay) and netns suites; then build again under
+# AddressSanitizer + UndefinedBehaviorSanitizer and run the unit and fuzz suites.
+# Usage: scripts/test.sh            (as root: the netns suite needs it)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+scripts/setup.sh
+
+setup_build() { # dir, meson options...
+	local dir=$1
+	shift
+	if [ -f "$dir/build.ninja" ]; then
+		meson setup --reconfigure "$dir" "$@" >/dev/null
+	else
+		meson setup "$dir" "$@" >/dev/null
+	fi
+	ninja -C "$dir"
+}
+
+summary=()
+run_suites() { # dir, suites...
+	local dir=$1 rc=0
+	shift
+	local args=()
+	for s in "$@"; do args+=(--suite "$s"); done
+	meson test -C "$dir" --print-errorlogs --num-processes 2 "${args[@]}" || rc=$?
+	summary+=("$(count_results "$dir")")
+	return $rc
+}
+
+# One line per build, from meson's JSON log: each TAP subtest counts as one test.
+count_results() {
+	python3 - "$1/meson-logs/testlog.json" <<'PY'
+import json, sys
+p = f = s = 0
+for line in open(sys.argv[1]):
+    t = json.loads(line)
+    if t.get("protocol") == "tap" and t["result"] != "SKIP":
+        out = t.get("stdo", "")
+        ok = sum(1 for l in out.splitlines() if l.startswith("ok "))
+        bad = sum(1 for l in out.splitlines() if l.startswith("not ok "))
+        p += ok; f += bad
+        if t["result"] not in ("OK", "EXPECTEDFAIL") and bad == 0:
+            f += 1
+        continue
+    r = t["result"]
+    if r in ("OK", "EXPECTEDFAIL"): p += 1
+    elif r == "SKIP": s += 1
+    else: f += 1
+print(f"{p} {f} {s} {sys.argv[1].split('/')[0]}")
+PY
+}
+
+status=0
+echo "== build (werror) and unit, fuzz, netns suites"
+setup_build build-test -Dwerror=true -Dtests=enabled
+run_suites build-test unit fuzz netns || status=1
+
+echo "== build under ASan+UBSan and unit, fuzz suites"
+setup_build build-asan -Dwerror=true -Dtests=enabled -Db_sanitize=address,undefined \
+	-Db_lundef=false -Dc_args=-fno-sanitize-recover=all
+ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
+	run_suites build-asan unit fuzz || status=1
+
+passed=0 failed=0 skipped=0
+for line in "${summary[@]}"; do
+	read -r p f s name <<<"$line"
+	echo "$name: $p passed, $f failed, $s skipped"
+	passed=$((passed + p)) failed=$((failed + f)) skipped=$((skipped + s))
+done
+echo "total: $passed passed, $failed failed, $skipped skipped"
+exit $status
