@@ -45,6 +45,8 @@ buf_write(void *data, const char *p, size_t n)
 {
 	struct ps_buf *b = data;
 
+	if (n == 0)
+		return 0;
 	if (n > b->cap - b->len) {
 		size_t cap = b->cap ? b->cap : 256;
 		uint8_t *nd;
