@@ -1,0 +1,681 @@
+/*
+ * slab: fixed-size objects on pages carved from large mappings, with bounded,
+ * resumable cleanup.
+ *
+ * Memory. A slab maps chunks of SLAB_CHUNK_SIZE (2 MiB), aligned to their size,
+ * so the chunk of any object is its address with the low bits cleared. Each chunk
+ * is SLAB_CHUNK_PAGES pages of SLAB_PAGE_SIZE (16 KiB); page 0 holds the chunk
+ * header and the page heads, the others hold objects back to back with no
+ * per-object header. A page head keeps the page's free slots: a list threaded
+ * through freed objects, plus a bump index below which slots have been used since
+ * the page was last (re)made.
+ *
+ * Page states and where each page lives:
+ *   PARTIAL   on the partial list; 1 <= used < capacity. alloc takes the head.
+ *   FULL      in one of SLAB_BUCKETS full lists (its bucket is fixed when the
+ *             chunk is mapped, round robin). A free on a full page only links
+ *             the slot and sets the bucket's dirty bit: O(1), no list moves.
+ *   EMPTY     on the empty list; used == 0, still resident.
+ *   RELEASED  on its chunk's released stack; handed back with MADV_DONTNEED (or
+ *             never touched). A chunk whose pages are all released is vacant.
+ *
+ * alloc: the partial head; else an empty page; else a released page (from a
+ * partly released chunk first, then a vacant one); else a new chunk. So partial
+ * pages are reused before anything new is touched or mapped. free: O(1) as above;
+ * a partial page that becomes empty moves to the empty list at once.
+ *
+ * Cleanup (slab_cleanup), at most SLAB_CLEANUP_VISITS_MAX page-head visits per
+ * call, resuming where it stopped:
+ *   1. walk only the dirty full buckets; pages with free slots move to the
+ *      partial (or empty) list. A bucket's dirty bit is cleared before its walk,
+ *      so a free behind the cursor sets it again and the bucket is walked again.
+ *   2. release empty pages beyond SLAB_EMPTY_RESERVE, coldest first;
+ *   3. unmap vacant chunks beyond SLAB_VACANT_RESERVE.
+ * The reserves keep alloc/free ping-pong at a page boundary from mapping and
+ * unmapping, or faulting pages in and out, over and over.
+ *
+ * Metadata per slab: 4096 bucket list heads of 16 bytes plus a 512-byte dirty
+ * bitmap (64.5 KiB); per page a 32-byte head (0.2% of the page); per chunk one
+ * 16 KiB header page, of which about 4 KiB is ever touched.
+ *
+ * Single-threaded by design (fibd has one loop); debug builds assert that every
+ * call comes from the thread that made the slab.
+ */
+#include <assert.h>
+#include <errno.h>
+#include <stddef.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include "slab.h"
+
+#define SLAB_PAGE_SHIFT 14
+#define SLAB_PAGE_SIZE (1u << SLAB_PAGE_SHIFT)
+#define SLAB_CHUNK_SHIFT 21
+#define SLAB_CHUNK_SIZE ((size_t)1 << SLAB_CHUNK_SHIFT)
+#define SLAB_CHUNK_PAGES (SLAB_CHUNK_SIZE / SLAB_PAGE_SIZE)
+#define SLAB_BUCKETS 4096
+#define SLAB_EMPTY_RESERVE 4
+#define SLAB_VACANT_RESERVE 1
+
+enum page_state { PG_RELEASED, PG_EMPTY, PG_PARTIAL, PG_FULL };
+enum chunk_list { CL_NONE, CL_RELEASED, CL_VACANT };
+
+struct page {
+	struct page *next;
+	struct page *prev;
+	void *free;      /* freed slots, linked through their first word */
+	uint16_t bump;   /* slots [bump, capacity) unused since the page was made */
+	uint16_t used;
+	uint16_t bucket;
+	uint8_t state;
+};
+
+struct plist {
+	struct page *head;
+	struct page *tail;
+};
+
+struct chunk {
+	struct slab *slab;
+	struct chunk *all_next;
+	struct chunk *all_prev;
+	struct chunk *l_next; /* on the slab's released-chunks or vacant list */
+	struct chunk *l_prev;
+	uint8_t list;         /* enum chunk_list */
+	uint16_t n_released;
+	struct page *released; /* stack of released pages, through page->next */
+	struct page pages[SLAB_CHUNK_PAGES]; /* [0] unused: this page is the header */
+};
+
+_Static_assert(sizeof(struct chunk) <= SLAB_PAGE_SIZE, "chunk header must fit in page 0");
+_Static_assert(sizeof(struct page) == 32, "page head size is part of the metadata budget");
+
+struct clist {
+	struct chunk *head;
+	struct chunk *tail;
+};
+
+struct slab {
+	const char *name;
+	size_t obj_size;
+	unsigned per_page;
+	size_t max_bytes;
+	struct plist partial;
+	struct plist empty;
+	struct plist full[SLAB_BUCKETS];
+	uint64_t dirty[SLAB_BUCKETS / 64];
+	unsigned n_dirty;
+	unsigned cursor;  /* next bucket to look at for a dirty bit */
+	int walking;      /* bucket being walked, or -1 */
+	struct page *cur; /* next page to visit in that bucket */
+	struct chunk *chunks; /* all chunks, through all_next */
+	struct clist released_chunks;
+	struct clist vacant;
+	unsigned next_bucket;
+	uint64_t n_vacant, n_empty, n_partial, n_full, n_released, n_chunks, live;
+	uint64_t cleanup_calls, cleanup_visits, cleanup_visits_max;
+	uint64_t pages_returned, chunks_unmapped, alloc_failures;
+#ifndef NDEBUG
+	pthread_t owner;
+#endif
+};
+
+static uint64_t mapped_total;
+
+#ifndef NDEBUG
+#define ASSERT_OWNER(s) assert(pthread_equal((s)->owner, pthread_self()))
+#else
+#define ASSERT_OWNER(s) ((void)0)
+#endif
+
+/* ---- lists ---- */
+
+static void
+plist_push_head(struct plist *l, struct page *p)
+{
+	p->prev = NULL;
+	p->next = l->head;
+	if (l->head)
+		l->head->prev = p;
+	else
+		l->tail = p;
+	l->head = p;
+}
+
+static void
+plist_unlink(struct plist *l, struct page *p)
+{
+	if (p->prev)
+		p->prev->next = p->next;
+	else
+		l->head = p->next;
+	if (p->next)
+		p->next->prev = p->prev;
+	else
+		l->tail = p->prev;
+	p->next = p->prev = NULL;
+}
+
+static void
+clist_push_head(struct clist *l, struct chunk *c)
+{
+	c->l_prev = NULL;
+	c->l_next = l->head;
+	if (l->head)
+		l->head->l_prev = c;
+	else
+		l->tail = c;
+	l->head = c;
+}
+
+static void
+clist_unlink(struct clist *l, struct chunk *c)
+{
+	if (c->l_prev)
+		c->l_prev->l_next = c->l_next;
+	else
+		l->head = c->l_next;
+	if (c->l_next)
+		c->l_next->l_prev = c->l_prev;
+	else
+		l->tail = c->l_prev;
+	c->l_next = c->l_prev = NULL;
+}
+
+/* ---- addressing ---- */
+
+static struct chunk *
+chunk_of(const void *p)
+{
+	return (struct chunk *)((uintptr_t)p & ~(uintptr_t)(SLAB_CHUNK_SIZE - 1));
+}
+
+static char *
+page_base(const struct page *p)
+{
+	uintptr_t c = (uintptr_t)chunk_of(p);
+	size_t index = ((uintptr_t)p - c - offsetof(struct chunk, pages)) / sizeof(struct page);
+
+	return (char *)(c + index * SLAB_PAGE_SIZE);
+}
+
+/* ---- chunks ---- */
+
+/* Move a chunk to the list its count of released pages calls for. */
+static void
+chunk_relist(struct slab *s, struct chunk *c)
+{
+	uint8_t want = c->n_released == SLAB_CHUNK_PAGES - 1 ? CL_VACANT
+	    : c->n_released ? CL_RELEASED
+			    : CL_NONE;
+
+	if (want == c->list)
+		return;
+	if (c->list == CL_RELEASED)
+		clist_unlink(&s->released_chunks, c);
+	else if (c->list == CL_VACANT) {
+		clist_unlink(&s->vacant, c);
+		s->n_vacant--;
+	}
+	if (want == CL_RELEASED)
+		clist_push_head(&s->released_chunks, c);
+	else if (want == CL_VACANT) {
+		clist_push_head(&s->vacant, c);
+		s->n_vacant++;
+	}
+	c->list = want;
+}
+
+static struct chunk *
+chunk_map(struct slab *s)
+{
+	char *raw, *base;
+	size_t head;
+	struct chunk *c;
+
+	if (s->max_bytes && (s->n_chunks + 1) * SLAB_CHUNK_SIZE > s->max_bytes) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	/* Map twice the size and trim, to get a chunk aligned to its size. */
+	raw = mmap(NULL, 2 * SLAB_CHUNK_SIZE, PROT_READ | PROT_WRITE,
+	    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (raw == MAP_FAILED)
+		return NULL;
+	base = (char *)(((uintptr_t)raw + SLAB_CHUNK_SIZE - 1) & ~(uintptr_t)(SLAB_CHUNK_SIZE - 1));
+	head = (size_t)(base - raw);
+	if (head)
+		munmap(raw, head);
+	munmap(base + SLAB_CHUNK_SIZE, SLAB_CHUNK_SIZE - head);
+
+	c = (struct chunk *)base;
+	c->slab = s;
+	c->all_prev = NULL;
+	c->all_next = s->chunks;
+	if (s->chunks)
+		s->chunks->all_prev = c;
+	s->chunks = c;
+	c->list = CL_NONE;
+	c->released = NULL;
+	/* Stack the pages so that page 1 is used first. */
+	for (size_t i = SLAB_CHUNK_PAGES - 1; i >= 1; i--) {
+		struct page *p = &c->pages[i];
+		p->state = PG_RELEASED;
+		p->used = 0;
+		p->bucket = (uint16_t)(s->next_bucket++ % SLAB_BUCKETS);
+		p->prev = NULL;
+		p->next = c->released;
+		c->released = p;
+	}
+	c->n_released = SLAB_CHUNK_PAGES - 1;
+	s->n_released += SLAB_CHUNK_PAGES - 1;
+	s->n_chunks++;
+	mapped_total += SLAB_CHUNK_SIZE;
+	chunk_relist(s, c);
+	return c;
+}
+
+static void
+chunk_unmap(struct slab *s, struct chunk *c)
+{
+	c->n_released = 0;
+	chunk_relist(s, c); /* off the vacant list */
+	if (c->all_prev)
+		c->all_prev->all_next = c->all_next;
+	else
+		s->chunks = c->all_next;
+	if (c->all_next)
+		c->all_next->all_prev = c->all_prev;
+	s->n_released -= SLAB_CHUNK_PAGES - 1;
+	s->n_chunks--;
+	s->chunks_unmapped++;
+	mapped_total -= SLAB_CHUNK_SIZE;
+	munmap(c, SLAB_CHUNK_SIZE);
+}
+
+/* ---- pages ---- */
+
+/* A page to allocate from: empty, else released, else from a new chunk. */
+static struct page *
+page_take(struct slab *s)
+{
+	struct page *p = s->empty.head;
+
+	if (p) {
+		plist_unlink(&s->empty, p);
+		s->n_empty--;
+	} else {
+		struct chunk *c = s->released_chunks.head ? s->released_chunks.head : s->vacant.head;
+		if (!c && !(c = chunk_map(s)))
+			return NULL;
+		p = c->released;
+		c->released = p->next;
+		c->n_released--;
+		s->n_released--;
+		chunk_relist(s, c);
+	}
+	p->free = NULL;
+	p->bump = 0;
+	p->used = 0;
+	p->state = PG_PARTIAL;
+	plist_push_head(&s->partial, p);
+	s->n_partial++;
+	return p;
+}
+
+static void
+page_release(struct slab *s, struct page *p)
+{
+	struct chunk *c = chunk_of(p);
+
+	/* The page's head lives in page 0, so its contents may go. */
+	madvise(page_base(p), SLAB_PAGE_SIZE, MADV_DONTNEED);
+	s->pages_returned++;
+	p->state = PG_RELEASED;
+	p->prev = NULL;
+	p->next = c->released;
+	c->released = p;
+	c->n_released++;
+	s->n_released++;
+	chunk_relist(s, c);
+}
+
+/* ---- public ---- */
+
+struct slab *
+slab_new(size_t obj_size, const char *name, size_t max_bytes)
+{
+	struct slab *s;
+
+	if (obj_size == 0 || obj_size > SLAB_OBJ_MAX) {
+		errno = EINVAL;
+		return NULL;
+	}
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return NULL;
+	s->name = name ? name : "slab";
+	s->obj_size = (obj_size + 7) & ~(size_t)7;
+	s->per_page = (unsigned)(SLAB_PAGE_SIZE / s->obj_size);
+	s->max_bytes = max_bytes;
+	s->walking = -1;
+#ifndef NDEBUG
+	s->owner = pthread_self();
+#endif
+	return s;
+}
+
+struct slab *
+slab_destroy(struct slab *s)
+{
+	if (!s)
+		return NULL;
+	ASSERT_OWNER(s);
+	while (s->chunks) {
+		struct chunk *c = s->chunks;
+		s->chunks = c->all_next;
+		mapped_total -= SLAB_CHUNK_SIZE;
+		munmap(c, SLAB_CHUNK_SIZE);
+	}
+	free(s);
+	return NULL;
+}
+
+void *
+slab_alloc(struct slab *s)
+{
+	struct page *p;
+	void *obj;
+
+	ASSERT_OWNER(s);
+	p = s->partial.head;
+	if (!p && !(p = page_take(s))) {
+		s->alloc_failures++;
+		return NULL;
+	}
+	if (p->free) {
+		obj = p->free;
+		p->free = *(void **)obj;
+	} else {
+		obj = page_base(p) + (size_t)p->bump * s->obj_size;
+		p->bump++;
+	}
+	p->used++;
+	s->live++;
+	if (p->used == s->per_page) {
+		plist_unlink(&s->partial, p);
+		s->n_partial--;
+		p->state = PG_FULL;
+		plist_push_head(&s->full[p->bucket], p);
+		s->n_full++;
+	}
+	return obj;
+}
+
+void
+slab_free(struct slab *s, void *obj)
+{
+	struct chunk *c = chunk_of(obj);
+	struct page *p = &c->pages[((uintptr_t)obj - (uintptr_t)c) >> SLAB_PAGE_SHIFT];
+
+	ASSERT_OWNER(s);
+	assert(c->slab == s);
+	assert(p != &c->pages[0]);
+	assert(p->state == PG_FULL || p->state == PG_PARTIAL);
+	assert(p->used > 0);
+	assert(((uintptr_t)obj - (uintptr_t)page_base(p)) % s->obj_size == 0);
+
+	*(void **)obj = p->free;
+	p->free = obj;
+	p->used--;
+	s->live--;
+	if (p->state == PG_FULL) {
+		uint64_t bit = 1ull << (p->bucket % 64);
+		if (!(s->dirty[p->bucket / 64] & bit)) {
+			s->dirty[p->bucket / 64] |= bit;
+			s->n_dirty++;
+		}
+	} else if (p->used == 0) {
+		plist_unlink(&s->partial, p);
+		s->n_partial--;
+		p->state = PG_EMPTY;
+		plist_push_head(&s->empty, p);
+		s->n_empty++;
+	}
+}
+
+/* The first dirty bucket at or after the cursor, wrapping; there is one. */
+static unsigned
+next_dirty(const struct slab *s)
+{
+	unsigned b = s->cursor;
+
+	for (unsigned n = 0; n <= SLAB_BUCKETS / 64; n++) {
+		uint64_t word = s->dirty[b / 64] & (~0ull << (b % 64));
+		if (word)
+			return (b & ~63u) + (unsigned)__builtin_ctzll(word);
+		b = ((b / 64 + 1) * 64) % SLAB_BUCKETS;
+	}
+	assert(!"dirty count without a dirty bit");
+	return 0;
+}
+
+int
+slab_cleanup(struct slab *s)
+{
+	unsigned visits = 0;
+
+	ASSERT_OWNER(s);
+	s->cleanup_calls++;
+
+	/* 1. Full pages that got frees, in dirty buckets only. */
+	while (visits < SLAB_CLEANUP_VISITS_MAX) {
+		struct plist *bucket;
+		if (s->walking < 0) {
+			unsigned b;
+			if (!s->n_dirty)
+				break;
+			b = next_dirty(s);
+			s->dirty[b / 64] &= ~(1ull << (b % 64));
+			s->n_dirty--;
+			s->walking = (int)b;
+			s->cur = s->full[b].head;
+			s->cursor = (b + 1) % SLAB_BUCKETS;
+		}
+		bucket = &s->full[s->walking];
+		while (s->cur && visits < SLAB_CLEANUP_VISITS_MAX) {
+			struct page *p = s->cur;
+			s->cur = p->next;
+			visits++;
+			if (p->used == s->per_page)
+				continue;
+			plist_unlink(bucket, p);
+			s->n_full--;
+			if (p->used == 0) {
+				p->state = PG_EMPTY;
+				plist_push_head(&s->empty, p);
+				s->n_empty++;
+			} else {
+				p->state = PG_PARTIAL;
+				plist_push_head(&s->partial, p);
+				s->n_partial++;
+			}
+		}
+		if (!s->cur)
+			s->walking = -1;
+	}
+
+	/* 2. Empty pages beyond the reserve go back to the system, coldest first. */
+	while (visits < SLAB_CLEANUP_VISITS_MAX && s->n_empty > SLAB_EMPTY_RESERVE) {
+		struct page *p = s->empty.tail;
+		plist_unlink(&s->empty, p);
+		s->n_empty--;
+		visits++;
+		page_release(s, p);
+	}
+
+	/* 3. Vacant chunks beyond the reserve are unmapped. */
+	while (visits < SLAB_CLEANUP_VISITS_MAX && s->n_vacant > SLAB_VACANT_RESERVE) {
+		visits++;
+		chunk_unmap(s, s->vacant.tail);
+	}
+
+	s->cleanup_visits += visits;
+	if (visits > s->cleanup_visits_max)
+		s->cleanup_visits_max = visits;
+	return (int)visits;
+}
+
+bool
+slab_cleanup_pending(const struct slab *s)
+{
+	return s->n_dirty || s->walking >= 0 || s->n_empty > SLAB_EMPTY_RESERVE ||
+	    s->n_vacant > SLAB_VACANT_RESERVE;
+}
+
+void
+slab_get_stats(const struct slab *s, struct slab_stats *ret)
+{
+	memset(ret, 0, sizeof(*ret));
+	ret->name = s->name;
+	ret->obj_size = s->obj_size;
+	ret->objs_per_page = s->per_page;
+	ret->live = s->live;
+	ret->pages_full = s->n_full;
+	ret->pages_partial = s->n_partial;
+	ret->pages_empty = s->n_empty;
+	ret->pages_released = s->n_released;
+	ret->chunks = s->n_chunks;
+	ret->bytes_mapped = s->n_chunks * SLAB_CHUNK_SIZE;
+	ret->bytes_resident = ret->bytes_mapped - s->n_released * SLAB_PAGE_SIZE;
+	ret->limit_bytes = s->max_bytes;
+	ret->dirty_buckets = s->n_dirty;
+	ret->cleanup_calls = s->cleanup_calls;
+	ret->cleanup_visits = s->cleanup_visits;
+	ret->cleanup_visits_max = s->cleanup_visits_max;
+	ret->pages_returned = s->pages_returned;
+	ret->chunks_unmapped = s->chunks_unmapped;
+	ret->alloc_failures = s->alloc_failures;
+}
+
+uint64_t
+slab_mapped_total(void)
+{
+	return mapped_total;
+}
+
+/* ---- verification (tests) ---- */
+
+static bool
+in_list(const struct plist *l, const struct page *p, uint64_t *count)
+{
+	bool found = false;
+	uint64_t n = 0;
+
+	for (const struct page *q = l->head; q; q = q->next) {
+		if (q == p)
+			found = true;
+		if (!q->next && q != l->tail)
+			return false;
+		n++;
+	}
+	if (count)
+		*count = n;
+	return found || !p;
+}
+
+/* The slots a page can still hand out, counted from its free list and bump index. */
+static int
+free_slots(const struct slab *s, const struct page *p, unsigned *ret)
+{
+	unsigned n = s->per_page - p->bump;
+	const char *base = page_base(p);
+
+	for (void *f = p->free; f; f = *(void **)f) {
+		if ((const char *)f < base || (const char *)f >= base + (size_t)p->bump * s->obj_size)
+			return -1;
+		if (++n > s->per_page)
+			return -1;
+	}
+	*ret = n;
+	return 0;
+}
+
+int
+slab_verify(const struct slab *s, uint64_t *ret_hidden_free)
+{
+	uint64_t counts[4] = { 0 }, live = 0, hidden = 0, n, total;
+	uint64_t vacant = 0;
+
+	for (const struct chunk *c = s->chunks; c; c = c->all_next) {
+		unsigned released = 0;
+		if (c->slab != s)
+			return -EUCLEAN;
+		for (size_t i = 1; i < SLAB_CHUNK_PAGES; i++) {
+			const struct page *p = &c->pages[i];
+			unsigned fs;
+			if (p->state > PG_FULL)
+				return -EUCLEAN;
+			counts[p->state]++;
+			if (p->state == PG_RELEASED) {
+				released++;
+				if (p->used)
+					return -EUCLEAN;
+				continue;
+			}
+			if (free_slots(s, p, &fs) < 0 || fs != s->per_page - p->used)
+				return -EUCLEAN;
+			live += p->used;
+			switch (p->state) {
+			case PG_EMPTY:
+				if (p->used || !in_list(&s->empty, p, NULL))
+					return -EUCLEAN;
+				break;
+			case PG_PARTIAL:
+				if (!p->used || p->used >= s->per_page ||
+				    !in_list(&s->partial, p, NULL))
+					return -EUCLEAN;
+				break;
+			case PG_FULL:
+				if (!in_list(&s->full[p->bucket], p, NULL))
+					return -EUCLEAN;
+				if (p->used < s->per_page) {
+					/* Seen by cleanup later: a dirty bucket, or ahead in the walk. */
+					bool dirty = s->dirty[p->bucket / 64] & (1ull << (p->bucket % 64));
+					bool ahead = false;
+					if (s->walking == p->bucket)
+						for (const struct page *q = s->cur; q; q = q->next)
+							ahead |= q == p;
+					if (!dirty && !ahead)
+						return -EUCLEAN;
+					hidden++;
+				}
+				break;
+			}
+		}
+		if (released != c->n_released)
+			return -EUCLEAN;
+		vacant += released == SLAB_CHUNK_PAGES - 1;
+	}
+	if (live != s->live || counts[PG_RELEASED] != s->n_released ||
+	    counts[PG_EMPTY] != s->n_empty || counts[PG_PARTIAL] != s->n_partial ||
+	    counts[PG_FULL] != s->n_full || vacant != s->n_vacant)
+		return -EUCLEAN;
+	total = 0;
+	for (unsigned b = 0; b < SLAB_BUCKETS; b++) {
+		if (!in_list(&s->full[b], NULL, &n))
+			return -EUCLEAN;
+		total += n;
+	}
+	if (total != s->n_full)
+		return -EUCLEAN;
+	if (!in_list(&s->partial, NULL, &n) || n != s->n_partial ||
+	    !in_list(&s->empty, NULL, &n) || n != s->n_empty)
+		return -EUCLEAN;
+	if (ret_hidden_free)
+		*ret_hidden_free = hidden;
+	return 0;
+}

@@ -1,0 +1,88 @@
+/*
+ * slab: a bounded allocator for fixed-size objects (route entries, trie nodes,
+ * nexthop sets), one slab per object size. See slab.c for the design.
+ *
+ * Single-threaded: a slab belongs to the thread that made it (asserted in debug
+ * builds). Objects are 8-byte aligned and carry no header.
+ */
+#ifndef FIBD_SLAB_H
+#define FIBD_SLAB_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* Page-head visits one slab_cleanup call may make. */
+#define SLAB_CLEANUP_VISITS_MAX 256
+/* The largest object a slab holds. */
+#define SLAB_OBJ_MAX 2048
+
+struct slab;
+
+struct slab_stats {
+	const char *name;
+	size_t obj_size;         /* after rounding up to 8 bytes */
+	unsigned objs_per_page;
+	uint64_t live;           /* objects allocated and not freed */
+	uint64_t pages_full;     /* on the full list (some may hold frees not yet seen) */
+	uint64_t pages_partial;
+	uint64_t pages_empty;    /* resident, no objects: the reserve and pages awaiting release */
+	uint64_t pages_released; /* handed back to the system, or never touched */
+	uint64_t chunks;         /* mappings of SLAB_CHUNK_SIZE */
+	uint64_t bytes_mapped;
+	uint64_t bytes_resident; /* mapped minus released pages: an upper bound of RSS */
+	uint64_t limit_bytes;    /* 0: unlimited */
+	uint64_t dirty_buckets;
+	uint64_t cleanup_calls;
+	uint64_t cleanup_visits;     /* page heads visited, all calls */
+	uint64_t cleanup_visits_max; /* in one call */
+	uint64_t pages_returned;     /* madvise(MADV_DONTNEED) calls, all time */
+	uint64_t chunks_unmapped;    /* all time */
+	uint64_t alloc_failures;
+};
+
+/*
+ * slab_new - a slab for objects of obj_size bytes (1..SLAB_OBJ_MAX), named for
+ * statistics (borrowed: a string that outlives the slab). max_bytes bounds the
+ * memory it maps (0: no bound). Caller owns the result; NULL with errno EINVAL or
+ * ENOMEM.
+ */
+struct slab *slab_new(size_t obj_size, const char *name, size_t max_bytes);
+
+/*
+ * slab_destroy - unmap everything, whatever the state of cleanup; objects still
+ * allocated become invalid. Accepts NULL; returns NULL.
+ */
+struct slab *slab_destroy(struct slab *s);
+
+/* slab_alloc - an object (contents undefined), or NULL when the mapping or the limit fails. */
+void *slab_alloc(struct slab *s);
+
+/* slab_free - give back an object of this slab. O(1); the page is tidied by cleanup. */
+void slab_free(struct slab *s, void *obj);
+
+/*
+ * slab_cleanup - one bounded step of tidying: pages that got frees while full move
+ * to the partial list, empty pages beyond a small reserve go back to the system,
+ * idle mappings are unmapped. Visits at most SLAB_CLEANUP_VISITS_MAX page heads
+ * and resumes where it stopped. Returns the visits it made.
+ */
+int slab_cleanup(struct slab *s);
+
+/* slab_cleanup_pending - whether slab_cleanup has work left. */
+bool slab_cleanup_pending(const struct slab *s);
+
+void slab_get_stats(const struct slab *s, struct slab_stats *ret);
+
+/* Bytes mapped by all slabs of this process. */
+uint64_t slab_mapped_total(void);
+
+/*
+ * slab_verify - walk every page and check the slab's invariants (list membership,
+ * counts). Returns 0 if consistent, -EUCLEAN otherwise. *ret_hidden_free (if not
+ * NULL) is the number of full-list pages holding free slots, which cleanup has not
+ * seen yet. For tests; it is O(pages).
+ */
+int slab_verify(const struct slab *s, uint64_t *ret_hidden_free);
+
+#endif
