@@ -4,9 +4,10 @@
  *
  * Memory. A slab maps chunks of SLAB_CHUNK_SIZE (2 MiB), aligned to their size,
  * so the chunk of any object is its address with the low bits cleared. Each chunk
- * is SLAB_CHUNK_PAGES pages of SLAB_PAGE_SIZE (16 KiB); page 0 holds the chunk
- * header and the page heads, the others hold objects back to back with no
- * per-object header. A page head keeps the page's free slots: a list threaded
+ * is SLAB_CHUNK_PAGES pages of SLAB_PAGE_SIZE (4 KiB, the system's page, so that a
+ * page with no live object can go back on its own); the first SLAB_HEADER_PAGES
+ * hold the chunk header and the page heads, the others hold objects back to back
+ * with no per-object header. A page head keeps the page's free slots: a list threaded
  * through freed objects, plus a bump index below which slots have been used since
  * the page was last (re)made.
  *
@@ -19,13 +20,21 @@
  *   RELEASED  on its chunk's released stack; handed back with MADV_DONTNEED (or
  *             never touched). A chunk whose pages are all released is vacant.
  *
- * alloc: the partial head; else an empty page; else a released page (from a
- * partly released chunk first, then a vacant one); else a new chunk. So partial
- * pages are reused before anything new is touched or mapped. free: O(1) as above;
- * a partial page that becomes empty moves to the empty list at once.
+ * A magazine of up to SLAB_MAG_SIZE recently freed objects sits in front of the
+ * pages, as in Bonwick's slab allocator: free pushes onto it, alloc pops from it,
+ * so alloc/free churn reuses hot objects without touching a page head. Objects in
+ * the magazine still count as used on their pages; cleanup hands them back.
+ *
+ * alloc: the magazine; else the partial head; else, if frees on full pages wait
+ * for cleanup, one bounded cleanup step to find them; else an empty page; else a
+ * released page (from a partly released chunk first, then a vacant one); else a
+ * new chunk. So freed slots are reused before anything new is touched or mapped.
+ * free: O(1) as above; a partial page that becomes empty moves to the empty list
+ * at once.
  *
  * Cleanup (slab_cleanup), at most SLAB_CLEANUP_VISITS_MAX page-head visits per
  * call, resuming where it stopped:
+ *   0. hand the magazine's objects back to their pages (at most SLAB_MAG_SIZE);
  *   1. walk only the dirty full buckets; pages with free slots move to the
  *      partial (or empty) list. A bucket's dirty bit is cleared before its walk,
  *      so a free behind the cursor sets it again and the bucket is walked again.
@@ -35,8 +44,11 @@
  * unmapping, or faulting pages in and out, over and over.
  *
  * Metadata per slab: 4096 bucket list heads of 16 bytes plus a 512-byte dirty
- * bitmap (64.5 KiB); per page a 32-byte head (0.2% of the page); per chunk one
- * 16 KiB header page, of which about 4 KiB is ever touched.
+ * bitmap (64.5 KiB), and a magazine of 64 pointers; per page a 32-byte head
+ * (0.8% of a 4 KiB page), kept in the chunk's header pages (5 of 512 pages).
+ *
+ * Time: besides the visit budget, a cleanup call stops after SLAB_CLEANUP_NS
+ * (returning pages is one madvise each), checked every 32 visits.
  *
  * Single-threaded by design (fibd has one loop); debug builds assert that every
  * call comes from the thread that made the slab.
@@ -48,17 +60,22 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <time.h>
 
 #include "slab.h"
 
-#define SLAB_PAGE_SHIFT 14
+#define SLAB_PAGE_SHIFT 12
 #define SLAB_PAGE_SIZE (1u << SLAB_PAGE_SHIFT)
 #define SLAB_CHUNK_SHIFT 21
 #define SLAB_CHUNK_SIZE ((size_t)1 << SLAB_CHUNK_SHIFT)
 #define SLAB_CHUNK_PAGES (SLAB_CHUNK_SIZE / SLAB_PAGE_SIZE)
+#define SLAB_HEADER_PAGES ((sizeof(struct chunk) + SLAB_PAGE_SIZE - 1) / SLAB_PAGE_SIZE)
+#define SLAB_OBJ_PAGES (SLAB_CHUNK_PAGES - SLAB_HEADER_PAGES)
+#define SLAB_CLEANUP_NS 500000
 #define SLAB_BUCKETS 4096
 #define SLAB_EMPTY_RESERVE 4
 #define SLAB_VACANT_RESERVE 1
+#define SLAB_MAG_SIZE 64
 
 enum page_state { PG_RELEASED, PG_EMPTY, PG_PARTIAL, PG_FULL };
 enum chunk_list { CL_NONE, CL_RELEASED, CL_VACANT };
@@ -87,10 +104,10 @@ struct chunk {
 	uint8_t list;         /* enum chunk_list */
 	uint16_t n_released;
 	struct page *released; /* stack of released pages, through page->next */
-	struct page pages[SLAB_CHUNK_PAGES]; /* [0] unused: this page is the header */
+	struct page pages[SLAB_CHUNK_PAGES]; /* [0, SLAB_HEADER_PAGES) unused: the header */
 };
 
-_Static_assert(sizeof(struct chunk) <= SLAB_PAGE_SIZE, "chunk header must fit in page 0");
+_Static_assert(sizeof(struct chunk) <= 8 * SLAB_PAGE_SIZE, "chunk header is a few pages");
 _Static_assert(sizeof(struct page) == 32, "page head size is part of the metadata budget");
 
 struct clist {
@@ -115,6 +132,9 @@ struct slab {
 	struct clist released_chunks;
 	struct clist vacant;
 	unsigned next_bucket;
+	unsigned n_mag;
+	void *mag[SLAB_MAG_SIZE];
+	/* live counts objects the user holds; magazine objects are not live */
 	uint64_t n_vacant, n_empty, n_partial, n_full, n_released, n_chunks, live;
 	uint64_t cleanup_calls, cleanup_visits, cleanup_visits_max;
 	uint64_t pages_returned, chunks_unmapped, alloc_failures;
@@ -208,7 +228,7 @@ page_base(const struct page *p)
 static void
 chunk_relist(struct slab *s, struct chunk *c)
 {
-	uint8_t want = c->n_released == SLAB_CHUNK_PAGES - 1 ? CL_VACANT
+	uint8_t want = c->n_released == SLAB_OBJ_PAGES ? CL_VACANT
 	    : c->n_released ? CL_RELEASED
 			    : CL_NONE;
 
@@ -260,8 +280,8 @@ chunk_map(struct slab *s)
 	s->chunks = c;
 	c->list = CL_NONE;
 	c->released = NULL;
-	/* Stack the pages so that page 1 is used first. */
-	for (size_t i = SLAB_CHUNK_PAGES - 1; i >= 1; i--) {
+	/* Stack the pages so that the lowest is used first. */
+	for (size_t i = SLAB_CHUNK_PAGES - 1; i >= SLAB_HEADER_PAGES; i--) {
 		struct page *p = &c->pages[i];
 		p->state = PG_RELEASED;
 		p->used = 0;
@@ -270,8 +290,8 @@ chunk_map(struct slab *s)
 		p->next = c->released;
 		c->released = p;
 	}
-	c->n_released = SLAB_CHUNK_PAGES - 1;
-	s->n_released += SLAB_CHUNK_PAGES - 1;
+	c->n_released = SLAB_OBJ_PAGES;
+	s->n_released += SLAB_OBJ_PAGES;
 	s->n_chunks++;
 	mapped_total += SLAB_CHUNK_SIZE;
 	chunk_relist(s, c);
@@ -289,7 +309,7 @@ chunk_unmap(struct slab *s, struct chunk *c)
 		s->chunks = c->all_next;
 	if (c->all_next)
 		c->all_next->all_prev = c->all_prev;
-	s->n_released -= SLAB_CHUNK_PAGES - 1;
+	s->n_released -= SLAB_OBJ_PAGES;
 	s->n_chunks--;
 	s->chunks_unmapped++;
 	mapped_total -= SLAB_CHUNK_SIZE;
@@ -331,7 +351,7 @@ page_release(struct slab *s, struct page *p)
 {
 	struct chunk *c = chunk_of(p);
 
-	/* The page's head lives in page 0, so its contents may go. */
+	/* The page's head lives in the header pages, so its contents may go. */
 	madvise(page_base(p), SLAB_PAGE_SIZE, MADV_DONTNEED);
 	s->pages_returned++;
 	p->state = PG_RELEASED;
@@ -342,6 +362,9 @@ page_release(struct slab *s, struct page *p)
 	s->n_released++;
 	chunk_relist(s, c);
 }
+
+static unsigned walk_dirty(struct slab *s, unsigned visits);
+static void cleanup_account(struct slab *s, unsigned visits);
 
 /* ---- public ---- */
 
@@ -391,7 +414,17 @@ slab_alloc(struct slab *s)
 	void *obj;
 
 	ASSERT_OWNER(s);
+	if (s->n_mag) {
+		s->live++;
+		return s->mag[--s->n_mag];
+	}
 	p = s->partial.head;
+	if (!p && (s->n_dirty || s->walking >= 0)) {
+		/* Frees on full pages wait for cleanup: find them before taking a new page. */
+		s->cleanup_calls++;
+		cleanup_account(s, walk_dirty(s, 0));
+		p = s->partial.head;
+	}
 	if (!p && !(p = page_take(s))) {
 		s->alloc_failures++;
 		return NULL;
@@ -415,15 +448,15 @@ slab_alloc(struct slab *s)
 	return obj;
 }
 
-void
-slab_free(struct slab *s, void *obj)
+/* Give a slot back to its page. */
+static void
+page_put(struct slab *s, void *obj)
 {
 	struct chunk *c = chunk_of(obj);
 	struct page *p = &c->pages[((uintptr_t)obj - (uintptr_t)c) >> SLAB_PAGE_SHIFT];
 
-	ASSERT_OWNER(s);
 	assert(c->slab == s);
-	assert(p != &c->pages[0]);
+	assert(p >= &c->pages[SLAB_HEADER_PAGES]);
 	assert(p->state == PG_FULL || p->state == PG_PARTIAL);
 	assert(p->used > 0);
 	assert(((uintptr_t)obj - (uintptr_t)page_base(p)) % s->obj_size == 0);
@@ -431,7 +464,6 @@ slab_free(struct slab *s, void *obj)
 	*(void **)obj = p->free;
 	p->free = obj;
 	p->used--;
-	s->live--;
 	if (p->state == PG_FULL) {
 		uint64_t bit = 1ull << (p->bucket % 64);
 		if (!(s->dirty[p->bucket / 64] & bit)) {
@@ -445,6 +477,18 @@ slab_free(struct slab *s, void *obj)
 		plist_push_head(&s->empty, p);
 		s->n_empty++;
 	}
+}
+
+void
+slab_free(struct slab *s, void *obj)
+{
+	ASSERT_OWNER(s);
+	assert(chunk_of(obj)->slab == s);
+	s->live--;
+	if (s->n_mag < SLAB_MAG_SIZE)
+		s->mag[s->n_mag++] = obj;
+	else
+		page_put(s, obj);
 }
 
 /* The first dirty bucket at or after the cursor, wrapping; there is one. */
@@ -463,15 +507,13 @@ next_dirty(const struct slab *s)
 	return 0;
 }
 
-int
-slab_cleanup(struct slab *s)
+/*
+ * Step 1 of cleanup: walk dirty full buckets until the budget (counting `visits`
+ * already made) is spent. Returns the visits made in total.
+ */
+static unsigned
+walk_dirty(struct slab *s, unsigned visits)
 {
-	unsigned visits = 0;
-
-	ASSERT_OWNER(s);
-	s->cleanup_calls++;
-
-	/* 1. Full pages that got frees, in dirty buckets only. */
 	while (visits < SLAB_CLEANUP_VISITS_MAX) {
 		struct plist *bucket;
 		if (s->walking < 0) {
@@ -507,9 +549,54 @@ slab_cleanup(struct slab *s)
 		if (!s->cur)
 			s->walking = -1;
 	}
+	return visits;
+}
+
+static uint64_t
+now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* Within budget: visits under the maximum and, checked every 32 visits, time left. */
+static bool
+budget_left(unsigned visits, uint64_t deadline)
+{
+	if (visits >= SLAB_CLEANUP_VISITS_MAX)
+		return false;
+	return visits % 32 != 0 || visits == 0 || now_ns() < deadline;
+}
+
+static void
+cleanup_account(struct slab *s, unsigned visits)
+{
+	s->cleanup_visits += visits;
+	if (visits > s->cleanup_visits_max)
+		s->cleanup_visits_max = visits;
+}
+
+int
+slab_cleanup(struct slab *s)
+{
+	uint64_t deadline = now_ns() + SLAB_CLEANUP_NS;
+	unsigned visits = 0;
+
+	ASSERT_OWNER(s);
+	s->cleanup_calls++;
+
+	/* 0. The magazine's objects go back to their pages, so that pages can empty. */
+	while (s->n_mag) {
+		page_put(s, s->mag[--s->n_mag]);
+		visits++;
+	}
+
+	/* 1. Full pages that got frees, in dirty buckets only. */
+	visits = walk_dirty(s, visits);
 
 	/* 2. Empty pages beyond the reserve go back to the system, coldest first. */
-	while (visits < SLAB_CLEANUP_VISITS_MAX && s->n_empty > SLAB_EMPTY_RESERVE) {
+	while (budget_left(visits, deadline) && s->n_empty > SLAB_EMPTY_RESERVE) {
 		struct page *p = s->empty.tail;
 		plist_unlink(&s->empty, p);
 		s->n_empty--;
@@ -518,21 +605,19 @@ slab_cleanup(struct slab *s)
 	}
 
 	/* 3. Vacant chunks beyond the reserve are unmapped. */
-	while (visits < SLAB_CLEANUP_VISITS_MAX && s->n_vacant > SLAB_VACANT_RESERVE) {
+	while (budget_left(visits, deadline) && s->n_vacant > SLAB_VACANT_RESERVE) {
 		visits++;
 		chunk_unmap(s, s->vacant.tail);
 	}
 
-	s->cleanup_visits += visits;
-	if (visits > s->cleanup_visits_max)
-		s->cleanup_visits_max = visits;
+	cleanup_account(s, visits);
 	return (int)visits;
 }
 
 bool
 slab_cleanup_pending(const struct slab *s)
 {
-	return s->n_dirty || s->walking >= 0 || s->n_empty > SLAB_EMPTY_RESERVE ||
+	return s->n_mag || s->n_dirty || s->walking >= 0 || s->n_empty > SLAB_EMPTY_RESERVE ||
 	    s->n_vacant > SLAB_VACANT_RESERVE;
 }
 
@@ -614,7 +699,7 @@ slab_verify(const struct slab *s, uint64_t *ret_hidden_free)
 		unsigned released = 0;
 		if (c->slab != s)
 			return -EUCLEAN;
-		for (size_t i = 1; i < SLAB_CHUNK_PAGES; i++) {
+		for (size_t i = SLAB_HEADER_PAGES; i < SLAB_CHUNK_PAGES; i++) {
 			const struct page *p = &c->pages[i];
 			unsigned fs;
 			if (p->state > PG_FULL)
@@ -658,9 +743,9 @@ slab_verify(const struct slab *s, uint64_t *ret_hidden_free)
 		}
 		if (released != c->n_released)
 			return -EUCLEAN;
-		vacant += released == SLAB_CHUNK_PAGES - 1;
+		vacant += released == SLAB_OBJ_PAGES;
 	}
-	if (live != s->live || counts[PG_RELEASED] != s->n_released ||
+	if (live != s->live + s->n_mag || counts[PG_RELEASED] != s->n_released ||
 	    counts[PG_EMPTY] != s->n_empty || counts[PG_PARTIAL] != s->n_partial ||
 	    counts[PG_FULL] != s->n_full || vacant != s->n_vacant)
 		return -EUCLEAN;

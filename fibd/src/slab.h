@@ -62,7 +62,8 @@ void *slab_alloc(struct slab *s);
 void slab_free(struct slab *s, void *obj);
 
 /*
- * slab_cleanup - one bounded step of tidying: pages that got frees while full move
+ * slab_cleanup - one bounded step of tidying: recently freed objects held for
+ * quick reuse go back to their pages, pages that got frees while full move
  * to the partial list, empty pages beyond a small reserve go back to the system,
  * idle mappings are unmapped. Visits at most SLAB_CLEANUP_VISITS_MAX page heads
  * and resumes where it stopped. Returns the visits it made.

@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# Run a benchmark from a release build (NDEBUG: no debug assertions).
+#   bench/run.sh slab
+set -euo pipefail
+cd "$(dirname "$0")/.."
+which=${1:?usage: bench/run.sh slab}
+
+scripts/setup.sh >/dev/null
+if [ ! -f build-bench/build.ninja ]; then
+	meson setup build-bench --buildtype=release -Db_ndebug=true -Dtests=disabled >/dev/null
+fi
+ninja -C build-bench >/dev/null
+case "$which" in
+slab) exec build-bench/bench/bench_slab ;;
+*) echo "bench/run.sh: unknown benchmark '$which' (known: slab)" >&2; exit 2 ;;
+esac
