@@ -62,11 +62,10 @@ main(int argc, char **argv)
 		}
 		closedir(d);
 	}
-	printf("%u inputs replayed\n", n);
 	if (n == 0) {
 		fprintf(stderr, "no inputs found\n");
 		return 1;
 	}
-	printf("%u passed, 0 failed\n", n);
+	printf("%u inputs replayed without a fault\n", n);
 	return 0;
 }
