@@ -1,0 +1,184 @@
+/*
+ * rattr: the intern table of route attributes, a chained hash table that doubles
+ * when its load passes 1. Entries are compared field by field on the wire form
+ * (ifindex is a cache, not part of identity). Few distinct sets exist in practice
+ * (about one per BGP neighbor and route type), so each is a plain malloc.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "rattr.h"
+
+static struct rattr **buckets;
+static uint32_t n_buckets;
+static uint64_t n_entries;
+static uint64_t n_bytes;
+
+static uint32_t
+mix(uint32_t h, const void *data, size_t len)
+{
+	const uint8_t *p = data;
+
+	/* FNV-1a: small keys, good enough spread, no dependency. */
+	for (size_t i = 0; i < len; i++)
+		h = (h ^ p[i]) * 16777619u;
+	return h;
+}
+
+static uint32_t
+hash_route(const struct ps_route *r)
+{
+	uint32_t h = 2166136261u;
+	uint8_t head[4] = { r->key.family, r->type, (uint8_t)(r->has & 0xf), r->scope };
+
+	h = mix(h, head, sizeof(head));
+	h = mix(h, &r->n_nexthops, sizeof(r->n_nexthops));
+	if (r->has & PS_RA_PREFSRC)
+		h = mix(h, r->prefsrc.b, 16);
+	if (r->has & PS_RA_REALM)
+		h = mix(h, &r->realm, sizeof(r->realm));
+	if (r->has & PS_RA_MTU)
+		h = mix(h, &r->mtu, sizeof(r->mtu));
+	for (unsigned i = 0; i < r->n_nexthops; i++) {
+		const struct ps_nexthop *nh = &r->nh[i];
+		h = mix(h, nh->gw.b, 16);
+		h = mix(h, &nh->gw_family, 1);
+		h = mix(h, &nh->flags, 1);
+		h = mix(h, &nh->weight, 2);
+		h = mix(h, nh->ifname, strnlen(nh->ifname, sizeof(nh->ifname)));
+	}
+	return h;
+}
+
+static bool
+same(const struct rattr *a, const struct ps_route *r)
+{
+	uint8_t has = (uint8_t)(r->has & (PS_RA_PREFSRC | PS_RA_REALM | PS_RA_SCOPE | PS_RA_MTU));
+
+	if (a->family != r->key.family || a->type != r->type || a->has != has ||
+	    a->n_nh != r->n_nexthops)
+		return false;
+	if ((has & PS_RA_PREFSRC) && memcmp(a->prefsrc.b, r->prefsrc.b, 16))
+		return false;
+	if (((has & PS_RA_REALM) && a->realm != r->realm) ||
+	    ((has & PS_RA_SCOPE) && a->scope != r->scope) || ((has & PS_RA_MTU) && a->mtu != r->mtu))
+		return false;
+	for (unsigned i = 0; i < a->n_nh; i++) {
+		const struct rnh *x = &a->nh[i];
+		const struct ps_nexthop *y = &r->nh[i];
+		if (x->gw_family != y->gw_family || x->flags != y->flags || x->weight != y->weight ||
+		    memcmp(x->gw.b, y->gw.b, 16) || strncmp(x->ifname, y->ifname, PS_IFNAMSIZ))
+			return false;
+	}
+	return true;
+}
+
+static void
+grow(void)
+{
+	uint32_t nb = n_buckets ? n_buckets * 2 : 64;
+	struct rattr **b = calloc(nb, sizeof(*b));
+
+	if (!b)
+		return; /* keep the longer chains; still correct */
+	for (uint32_t i = 0; i < n_buckets; i++) {
+		struct rattr *a = buckets[i];
+		while (a) {
+			struct rattr *next = a->hnext;
+			a->hnext = b[a->hash & (nb - 1)];
+			b[a->hash & (nb - 1)] = a;
+			a = next;
+		}
+	}
+	free(buckets);
+	buckets = b;
+	n_buckets = nb;
+}
+
+struct rattr *
+rattr_intern(const struct ps_route *r)
+{
+	uint32_t h = hash_route(r);
+	struct rattr *a;
+	size_t size;
+
+	if (n_entries >= n_buckets)
+		grow();
+	if (!n_buckets)
+		return NULL;
+	for (a = buckets[h & (n_buckets - 1)]; a; a = a->hnext)
+		if (a->hash == h && same(a, r)) {
+			a->refs++;
+			return a;
+		}
+	size = sizeof(*a) + r->n_nexthops * sizeof(a->nh[0]);
+	a = calloc(1, size);
+	if (!a)
+		return NULL;
+	a->hash = h;
+	a->refs = 1;
+	a->family = r->key.family;
+	a->type = r->type;
+	a->has = (uint8_t)(r->has & (PS_RA_PREFSRC | PS_RA_REALM | PS_RA_SCOPE | PS_RA_MTU));
+	a->scope = r->scope;
+	a->realm = r->realm;
+	a->mtu = r->mtu;
+	a->prefsrc = r->prefsrc;
+	a->n_nh = r->n_nexthops;
+	for (unsigned i = 0; i < r->n_nexthops; i++) {
+		a->nh[i].gw = r->nh[i].gw;
+		a->nh[i].gw_family = r->nh[i].gw_family;
+		a->nh[i].flags = r->nh[i].flags;
+		a->nh[i].weight = r->nh[i].weight;
+		memcpy(a->nh[i].ifname, r->nh[i].ifname, PS_IFNAMSIZ);
+	}
+	a->hnext = buckets[h & (n_buckets - 1)];
+	buckets[h & (n_buckets - 1)] = a;
+	n_entries++;
+	n_bytes += size;
+	return a;
+}
+
+struct rattr *
+rattr_ref(struct rattr *a)
+{
+	if (a)
+		a->refs++;
+	return a;
+}
+
+struct rattr *
+rattr_unref(struct rattr *a)
+{
+	struct rattr **link;
+
+	if (!a || --a->refs > 0)
+		return NULL;
+	for (link = &buckets[a->hash & (n_buckets - 1)]; *link != a; link = &(*link)->hnext)
+		;
+	*link = a->hnext;
+	n_entries--;
+	n_bytes -= sizeof(*a) + a->n_nh * sizeof(a->nh[0]);
+	free(a);
+	return NULL;
+}
+
+uint64_t
+rattr_count(void)
+{
+	return n_entries;
+}
+
+uint64_t
+rattr_bytes(void)
+{
+	return n_bytes + n_buckets * sizeof(*buckets);
+}
+
+void
+rattr_shutdown(void)
+{
+	free(buckets);
+	buckets = NULL;
+	n_buckets = 0;
+}

@@ -1,0 +1,60 @@
+/*
+ * rattr: interned route attributes. Everything of a route but its key and owner
+ * (type, nexthops, prefsrc, realm, scope, mtu) is interned once and refcounted,
+ * so a route holds one pointer and routes sharing a nexthop set share memory;
+ * comparing two routes' attributes is a pointer comparison.
+ */
+#ifndef FIBD_RATTR_H
+#define FIBD_RATTR_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <proto-shim/msg.h>
+
+struct rnh {
+	union ps_addr gw;
+	uint8_t gw_family; /* 0, PS_FAM_V4, PS_FAM_V6 */
+	uint8_t flags;     /* PS_NH_* */
+	uint16_t weight;
+	char ifname[PS_IFNAMSIZ];
+	int ifindex;          /* resolved from ifname at link_gen; 0 if unknown */
+	uint32_t link_gen;
+};
+
+struct rattr {
+	struct rattr *hnext;
+	uint32_t hash;
+	uint32_t refs;
+	uint8_t family; /* of the route */
+	uint8_t type;   /* PS_RT_* */
+	uint8_t has;    /* PS_RA_PREFSRC, PS_RA_REALM, PS_RA_SCOPE, PS_RA_MTU */
+	uint8_t scope;
+	uint16_t n_nh;
+	uint32_t realm;
+	uint32_t mtu;
+	union ps_addr prefsrc;
+	struct rnh nh[];
+};
+
+/*
+ * rattr_intern - the interned attributes of a decoded route (validated by
+ * proto-shim). Takes a reference: the caller owns one and drops it with
+ * rattr_unref. NULL on allocation failure.
+ */
+struct rattr *rattr_intern(const struct ps_route *r);
+
+/* rattr_ref - another reference to a (possibly NULL) rattr. */
+struct rattr *rattr_ref(struct rattr *a);
+
+/* rattr_unref - drop a reference; frees at zero. Accepts NULL; returns NULL. */
+struct rattr *rattr_unref(struct rattr *a);
+
+/* Distinct attribute sets alive, and their bytes. */
+uint64_t rattr_count(void);
+uint64_t rattr_bytes(void);
+
+/* Free the intern table's index (at exit, after every reference is gone). */
+void rattr_shutdown(void);
+
+#endif

@@ -1,0 +1,369 @@
+/*
+ * table: path-compressed binary tries of prefixes, one per (kernel table, family).
+ *
+ * A node is a prefix (bits beyond plen zero). Its child[b] holds prefixes longer
+ * than it whose bit at position plen is b. Nodes that hold no routes exist only
+ * where two subtrees branch ("glue"); removing the last route of a node removes
+ * the node, or turns it into glue if it still branches, and collapses a glue
+ * parent left with one child. So there are fewer than 2n nodes for n prefixes and
+ * insert, lookup and delete visit at most plen + 1 nodes.
+ *
+ * Ordered walks are pre-order (a prefix before its more-specifics, child 0 before
+ * child 1), which is address order then length, as `ip route` sorts.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "slab.h"
+#include "table.h"
+
+struct tnode {
+	struct tnode *child[2];
+	struct route *routes;
+	union ps_addr prefix;
+	uint8_t plen;
+};
+
+static struct rtable *tables[TABLE_MAX];
+static unsigned n_tables;
+static struct slab *route_slab;
+static struct slab *node_slab;
+
+int
+table_init(void)
+{
+	route_slab = slab_new(sizeof(struct route), "routes", 0);
+	node_slab = slab_new(sizeof(struct tnode), "trie nodes", 0);
+	if (!route_slab || !node_slab)
+		return -ENOMEM;
+	return 0;
+}
+
+void
+table_shutdown(void)
+{
+	for (unsigned i = 0; i < n_tables; i++)
+		free(tables[i]);
+	n_tables = 0;
+	route_slab = slab_destroy(route_slab);
+	node_slab = slab_destroy(node_slab);
+}
+
+struct rtable *
+table_get(uint32_t id, uint8_t family, bool create)
+{
+	struct rtable *t;
+
+	for (unsigned i = 0; i < n_tables; i++)
+		if (tables[i]->id == id && tables[i]->family == family)
+			return tables[i];
+	if (!create || n_tables >= TABLE_MAX)
+		return NULL;
+	t = calloc(1, sizeof(*t));
+	if (!t)
+		return NULL;
+	t->id = id;
+	t->family = family;
+	t->idx = (uint16_t)n_tables;
+	tables[n_tables++] = t;
+	return t;
+}
+
+struct rtable *
+table_at(uint16_t idx)
+{
+	return idx < n_tables ? tables[idx] : NULL;
+}
+
+unsigned
+table_count(void)
+{
+	return n_tables;
+}
+
+static unsigned
+bit_at(const union ps_addr *a, unsigned pos)
+{
+	return (a->b[pos / 8] >> (7 - pos % 8)) & 1;
+}
+
+/* Length of the common leading bits of a and b, at most max. */
+static unsigned
+common_bits(const union ps_addr *a, const union ps_addr *b, unsigned max)
+{
+	unsigned n = 0;
+
+	while (n < max) {
+		uint8_t x = a->b[n / 8] ^ b->b[n / 8];
+		if (n % 8 == 0 && !x) {
+			n += 8;
+			continue;
+		}
+		if (x & (0x80u >> (n % 8)))
+			break;
+		n++;
+	}
+	return n < max ? n : max;
+}
+
+/* a with the bits from len on cleared. */
+static void
+masked(union ps_addr *dst, const union ps_addr *a, unsigned len)
+{
+	memset(dst, 0, sizeof(*dst));
+	memcpy(dst->b, a->b, len / 8);
+	if (len % 8)
+		dst->b[len / 8] = a->b[len / 8] & (uint8_t)(0xff00u >> (len % 8));
+}
+
+static struct tnode *
+node_new(struct rtable *t, const union ps_addr *prefix, unsigned plen)
+{
+	struct tnode *n = slab_alloc(node_slab);
+
+	if (!n)
+		return NULL;
+	n->child[0] = n->child[1] = NULL;
+	n->routes = NULL;
+	masked(&n->prefix, prefix, plen);
+	n->plen = (uint8_t)plen;
+	t->n_nodes++;
+	return n;
+}
+
+static struct tnode *
+node_find(struct rtable *t, const union ps_addr *prefix, unsigned plen)
+{
+	struct tnode *n = t->root;
+
+	while (n) {
+		if (n->plen > plen || common_bits(&n->prefix, prefix, n->plen) < n->plen)
+			return NULL;
+		if (n->plen == plen)
+			return n;
+		n = n->child[bit_at(prefix, n->plen)];
+	}
+	return NULL;
+}
+
+/* The node for prefix/plen, made (with any glue needed) if absent. */
+static struct tnode *
+node_get(struct rtable *t, const union ps_addr *prefix, unsigned plen)
+{
+	struct tnode **link = &t->root;
+	struct tnode *n, *leaf, *glue;
+
+	while ((n = *link)) {
+		unsigned common = common_bits(&n->prefix, prefix, n->plen < plen ? n->plen : plen);
+		if (common < n->plen) {
+			/* prefix leaves n's path at bit `common`: a new node goes above n. */
+			if (common == plen) {
+				if (!(leaf = node_new(t, prefix, plen)))
+					return NULL;
+				leaf->child[bit_at(&n->prefix, plen)] = n;
+				*link = leaf;
+				return leaf;
+			}
+			if (!(glue = node_new(t, prefix, common)))
+				return NULL;
+			if (!(leaf = node_new(t, prefix, plen))) {
+				slab_free(node_slab, glue);
+				t->n_nodes--;
+				return NULL;
+			}
+			glue->child[bit_at(&n->prefix, common)] = n;
+			glue->child[bit_at(prefix, common)] = leaf;
+			*link = glue;
+			return leaf;
+		}
+		if (n->plen == plen)
+			return n;
+		link = &n->child[bit_at(prefix, n->plen)];
+	}
+	return *link = node_new(t, prefix, plen);
+}
+
+/* Remove a node that holds no routes, collapsing what is no longer needed. */
+static void
+node_prune(struct rtable *t, const union ps_addr *prefix, unsigned plen)
+{
+	struct tnode **path[130];
+	struct tnode **link = &t->root;
+	unsigned depth = 0;
+	struct tnode *n;
+
+	while ((n = *link) && n->plen < plen) {
+		path[depth++] = link;
+		link = &n->child[bit_at(prefix, n->plen)];
+	}
+	if (!n || n->plen != plen || n->routes)
+		return;
+	path[depth] = link;
+	/* Walk up: drop empty nodes, splice out nodes with one child. */
+	for (;;) {
+		n = *path[depth];
+		if (n->routes || (n->child[0] && n->child[1]))
+			break;
+		*path[depth] = n->child[0] ? n->child[0] : n->child[1];
+		slab_free(node_slab, n);
+		t->n_nodes--;
+		if (depth == 0)
+			break;
+		depth--;
+	}
+}
+
+struct route *
+table_lookup(struct rtable *t, const union ps_addr *prefix, uint8_t plen, uint8_t tos,
+    uint32_t metric)
+{
+	struct tnode *n = node_find(t, prefix, plen);
+
+	if (!n)
+		return NULL;
+	for (struct route *r = n->routes; r; r = r->next)
+		if (r->tos == tos && r->metric == metric)
+			return r;
+	return NULL;
+}
+
+struct route *
+table_insert(struct rtable *t, const union ps_addr *prefix, uint8_t plen, uint8_t tos,
+    uint32_t metric)
+{
+	struct tnode *n = node_get(t, prefix, plen);
+	struct route *r;
+
+	if (!n)
+		return NULL;
+	for (r = n->routes; r; r = r->next)
+		if (r->tos == tos && r->metric == metric)
+			return r;
+	r = slab_alloc(route_slab);
+	if (!r) {
+		if (!n->routes)
+			node_prune(t, prefix, plen);
+		return NULL;
+	}
+	memset(r, 0, sizeof(*r));
+	r->node = n;
+	r->metric = metric;
+	r->tos = tos;
+	r->rt = t->idx;
+	r->owner = OWNER_NONE;
+	r->next = n->routes;
+	n->routes = r;
+	t->n_routes++;
+	return r;
+}
+
+bool
+table_release(struct route *r)
+{
+	struct rtable *t = tables[r->rt];
+	struct tnode *n = r->node;
+	struct route **link;
+	union ps_addr prefix;
+
+	if (r->owner != OWNER_NONE || r->want || r->have ||
+	    (r->flags & (R_QUEUED | R_INFLIGHT | R_STATUSQ)))
+		return false;
+	for (link = &n->routes; *link != r; link = &(*link)->next)
+		;
+	*link = r->next;
+	t->n_routes--;
+	if (r->flags & R_FAILED)
+		t->n_failed--;
+	if (r->flags & R_WAITING)
+		t->n_waiting--;
+	slab_free(route_slab, r);
+	if (!n->routes) {
+		prefix = n->prefix;
+		node_prune(t, &prefix, n->plen);
+	}
+	return true;
+}
+
+const union ps_addr *
+route_prefix(const struct route *r)
+{
+	return &r->node->prefix;
+}
+
+uint8_t
+route_plen(const struct route *r)
+{
+	return r->node->plen;
+}
+
+static int
+walk_node(struct tnode *n, table_walk_cb cb, void *ctx)
+{
+	/* Recursion depth is bounded by the prefix length (at most 129 levels). */
+	while (n) {
+		int rc;
+		for (struct route *r = n->routes, *next; r; r = next) {
+			next = r->next;
+			if ((rc = cb(r, ctx)))
+				return rc;
+		}
+		if (n->child[0] && n->child[1]) {
+			if ((rc = walk_node(n->child[0], cb, ctx)))
+				return rc;
+			n = n->child[1];
+		} else {
+			n = n->child[0] ? n->child[0] : n->child[1];
+		}
+	}
+	return 0;
+}
+
+int
+table_walk(struct rtable *t, const union ps_addr *within, uint8_t within_len, table_walk_cb cb,
+    void *ctx)
+{
+	struct tnode *n = t->root;
+
+	if (!within)
+		return walk_node(n, cb, ctx);
+	/* Find the first node inside within/within_len. */
+	while (n && n->plen < within_len) {
+		if (common_bits(&n->prefix, within, n->plen) < n->plen)
+			return 0;
+		n = n->child[bit_at(within, n->plen)];
+	}
+	if (!n || common_bits(&n->prefix, within, within_len) < within_len)
+		return 0;
+	return walk_node(n, cb, ctx);
+}
+
+struct route *
+table_longest(struct rtable *t, const union ps_addr *addr, uint8_t len)
+{
+	struct tnode *n = t->root, *best = NULL;
+
+	while (n && n->plen <= len && common_bits(&n->prefix, addr, n->plen) >= n->plen) {
+		if (n->routes)
+			best = n;
+		if (n->plen == len)
+			break;
+		n = n->child[bit_at(addr, n->plen)];
+	}
+	return best ? best->routes : NULL;
+}
+
+void
+table_slab_stats(struct slab_stats *ret_routes, struct slab_stats *ret_nodes)
+{
+	slab_get_stats(route_slab, ret_routes);
+	slab_get_stats(node_slab, ret_nodes);
+}
+
+bool
+table_slab_cleanup(void)
+{
+	slab_cleanup(route_slab);
+	slab_cleanup(node_slab);
+	return slab_cleanup_pending(route_slab) || slab_cleanup_pending(node_slab);
+}

@@ -1,0 +1,115 @@
+/*
+ * table: fibd's desired state. One table per (kernel table, family), each a
+ * path-compressed binary trie of prefixes; a prefix holds the routes that differ
+ * in (tos, metric), as the kernel keys them. Entries come from the slab allocator.
+ *
+ * A route records what its owner wants (want), what the kernel has acknowledged
+ * (have), and where it is in the write pipeline (flags). "Desired state is the
+ * queue": a change only updates want and puts the route on the write queue once.
+ */
+#ifndef FIBD_TABLE_H
+#define FIBD_TABLE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <proto-shim/msg.h>
+
+#include "rattr.h"
+
+#define TABLE_MAX 256       /* (kernel table, family) pairs fibd manages */
+#define OWNER_NONE 0xffffu
+
+/* route flags */
+#define R_QUEUED 0x01   /* on the write queue */
+#define R_INFLIGHT 0x02 /* a netlink message for it awaits its ACK */
+#define R_STATUSQ 0x04  /* on its owner's status queue */
+#define R_WAITING 0x08  /* nexthop unreachable now: retried on a link or address change */
+#define R_FAILED 0x10   /* the last write failed; retried with backoff */
+#define R_EXCL 0x20     /* the next add must not replace: the key may be foreign */
+
+struct tnode;
+
+struct route {
+	struct tnode *node;  /* its prefix */
+	struct route *next;  /* same prefix, other (tos, metric) */
+	struct route *qnext; /* write queue */
+	struct route *onext; /* owner's routes */
+	struct route *oprev;
+	struct route *snext; /* owner's status queue */
+	struct rattr *want;  /* desired attributes; NULL: remove from the kernel */
+	struct rattr *have;  /* acknowledged by the kernel; NULL: not installed */
+	const char *errtext; /* interned extended-ACK text of the last failure, or NULL */
+	uint32_t metric;
+	uint32_t gen;   /* owner's feed generation that last sent it */
+	uint16_t rt;    /* index of its table */
+	uint16_t owner; /* client slot, OWNER_NONE */
+	uint16_t err;   /* errno of the last failure */
+	uint8_t tos;
+	uint8_t flags;
+};
+
+struct rtable {
+	uint32_t id;
+	uint8_t family; /* PS_FAM_V4 or PS_FAM_V6 */
+	uint16_t idx;
+	struct tnode *root;
+	uint64_t n_routes;    /* route entries */
+	uint64_t n_installed; /* have != NULL */
+	uint64_t n_failed;
+	uint64_t n_waiting;
+	uint64_t n_nodes;
+};
+
+int table_init(void);
+void table_shutdown(void);
+
+/* table_get - the table for (id, family), made if `create`; NULL if absent or full. */
+struct rtable *table_get(uint32_t id, uint8_t family, bool create);
+struct rtable *table_at(uint16_t idx);
+unsigned table_count(void);
+
+/* table_lookup - the route with exactly this key, or NULL. */
+struct route *table_lookup(struct rtable *t, const union ps_addr *prefix, uint8_t plen, uint8_t tos,
+    uint32_t metric);
+
+/*
+ * table_insert - the route with this key, made empty (want = have = NULL, owner
+ * OWNER_NONE) if it did not exist. NULL on allocation failure.
+ */
+struct route *table_insert(struct rtable *t, const union ps_addr *prefix, uint8_t plen, uint8_t tos,
+    uint32_t metric);
+
+/*
+ * table_release - forget a route if nothing refers to it any more: no owner, not
+ * wanted, not installed, not queued, not in flight, not on a status queue. Returns
+ * true if it was freed.
+ */
+bool table_release(struct route *r);
+
+/* The route's prefix and length. */
+const union ps_addr *route_prefix(const struct route *r);
+uint8_t route_plen(const struct route *r);
+
+typedef int (*table_walk_cb)(struct route *r, void *ctx);
+
+/*
+ * table_walk - every route in prefix order (address, then length; tos and metric
+ * in insertion order within a prefix), or only those within `within` (plen
+ * within_len) when within is not NULL. Stops when cb returns non-zero, and returns
+ * that value. The callback must not add or remove routes.
+ */
+int table_walk(struct rtable *t, const union ps_addr *within, uint8_t within_len, table_walk_cb cb,
+    void *ctx);
+
+/* table_longest - the longest prefix holding routes that covers addr/len, or NULL. */
+struct route *table_longest(struct rtable *t, const union ps_addr *addr, uint8_t len);
+
+/* Slab statistics of the route and node slabs. */
+struct slab_stats;
+void table_slab_stats(struct slab_stats *ret_routes, struct slab_stats *ret_nodes);
+
+/* One bounded cleanup step of the table slabs; true if more is pending. */
+bool table_slab_cleanup(void);
+
+#endif
