@@ -267,7 +267,7 @@ table_release(struct route *r)
 	union ps_addr prefix;
 
 	if (r->owner != OWNER_NONE || r->want || r->have ||
-	    (r->flags & (R_QUEUED | R_INFLIGHT | R_STATUSQ)))
+	    (r->flags & (R_QUEUED | R_INFLIGHT | R_STATUSQ | R_PARKED | R_PENDING)))
 		return false;
 	for (link = &n->routes; *link != r; link = &(*link)->next)
 		;

@@ -27,6 +27,8 @@
 #define R_WAITING 0x08  /* nexthop unreachable now: retried on a link or address change */
 #define R_FAILED 0x10   /* the last write failed; retried with backoff */
 #define R_EXCL 0x20     /* the next add must not replace: the key may be foreign */
+#define R_PARKED 0x40   /* in nl's vector of failed and waiting routes */
+#define R_PENDING 0x80  /* counted in its owner's routes awaiting the kernel */
 
 struct tnode;
 

@@ -1,0 +1,35 @@
+/*
+ * conf: fibd's configuration file, lines of `key = value`; `#` starts a comment.
+ * docs/fibd.conf.md lists the keys.
+ */
+#ifndef FIBD_CONF_H
+#define FIBD_CONF_H
+
+#include <stdint.h>
+
+#include "log.h"
+
+#define CONF_DEFAULT_PATH "/etc/fibd/fibd.conf"
+#define CONF_DEFAULT_SOCKET "/run/fibd/fibd.sock"
+#define CONF_DEFAULT_PROTOCOL 12
+
+struct conf {
+	char socket[108];
+	uint8_t protocol;
+	enum log_level log_level;
+};
+
+/* conf_defaults - the built-in configuration. */
+void conf_defaults(struct conf *c);
+
+/*
+ * conf_parse - parse text (NUL-terminated) into *ret on top of its current
+ * values. Returns 0, or -EINVAL with ret_err (size errlen) saying "line N: why";
+ * *ret is then unchanged.
+ */
+int conf_parse(const char *text, struct conf *ret, char *ret_err, size_t errlen);
+
+/* conf_load - read and parse a file. A missing file is an error unless optional. */
+int conf_load(const char *path, int optional, struct conf *ret, char *ret_err, size_t errlen);
+
+#endif

@@ -1,0 +1,276 @@
+/*
+ * ctl: control requests. Today: "status". The answer is built as text (or JSON
+ * with the request's JSON flag) in a buffer, then sent as CTL_CHUNKs of at most
+ * PS_CHUNK_MAX bytes and a CTL_END. Unknown commands end with UNKNOWN_CMD.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "config.h"
+#include "ctl.h"
+#include "feed.h"
+#include "health.h"
+#include "nl.h"
+#include "slab.h"
+#include "table.h"
+
+struct text {
+	char *p;
+	size_t len, cap;
+	int failed;
+};
+
+__attribute__((format(printf, 2, 3))) static void
+tprintf(struct text *t, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	for (;;) {
+		size_t room = t->cap - t->len;
+		va_start(ap, fmt);
+		n = vsnprintf(t->p ? t->p + t->len : NULL, room, fmt, ap);
+		va_end(ap);
+		if (n < 0) {
+			t->failed = 1;
+			return;
+		}
+		if ((size_t)n < room) {
+			t->len += (size_t)n;
+			return;
+		}
+		size_t cap = t->cap ? t->cap * 2 : 4096;
+		while (cap - t->len <= (size_t)n)
+			cap *= 2;
+		char *np = realloc(t->p, cap);
+		if (!np) {
+			t->failed = 1;
+			return;
+		}
+		t->p = np;
+		t->cap = cap;
+	}
+}
+
+static uint64_t started_ns;
+static uint8_t protocol;
+
+void
+ctl_set_info(uint64_t start_ns, uint8_t proto)
+{
+	started_ns = start_ns;
+	protocol = proto;
+}
+
+static uint64_t
+mono_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static void
+status_text(struct text *t)
+{
+	struct nl_stats ns;
+	struct health_stats hs;
+	struct feed_stats fs;
+	struct slab_stats sr, sn;
+	struct owner_info oi;
+
+	nl_get_stats(&ns);
+	health_get(&hs);
+	feed_get_stats(&fs);
+	table_slab_stats(&sr, &sn);
+	tprintf(t, "fibd %s, up %llu s, protocol %u\n", FIBD_VERSION,
+	    (unsigned long long)((mono_ns() - started_ns) / 1000000000u), protocol);
+	tprintf(t, "sessions %u, clients %u\n", feed_session_count(), feed_owner_count());
+	for (unsigned i = 0; feed_owner_at(i, &oi) == 0; i++)
+		tprintf(t, "  client %-20s %-12s routes %llu pending %llu generation %llu%s\n",
+		    oi.name, oi.connected ? "connected" : "disconnected",
+		    (unsigned long long)oi.routes, (unsigned long long)oi.pending,
+		    (unsigned long long)oi.generation, oi.in_feed ? " (feeding)" : "");
+	tprintf(t, "tables\n");
+	tprintf(t, "  %-10s %-6s %10s %10s %8s %8s\n", "table", "family", "routes", "installed",
+	    "failed", "waiting");
+	for (unsigned i = 0; i < table_count(); i++) {
+		struct rtable *rt = table_at((uint16_t)i);
+		tprintf(t, "  %-10u %-6s %10llu %10llu %8llu %8llu\n", rt->id,
+		    rt->family == PS_FAM_V4 ? "inet" : "inet6", (unsigned long long)rt->n_routes,
+		    (unsigned long long)rt->n_installed, (unsigned long long)rt->n_failed,
+		    (unsigned long long)rt->n_waiting);
+	}
+	tprintf(t, "netlink: queued %llu, in flight %u/%u, parked %llu\n",
+	    (unsigned long long)ns.queued, ns.inflight, ns.window, (unsigned long long)ns.parked);
+	tprintf(t, "  messages %llu in %llu batches (adds %llu, replaces %llu, deletes %llu), "
+		   "errors %llu, retries %llu, send waits %llu\n",
+	    (unsigned long long)ns.msgs_sent, (unsigned long long)ns.batches_sent,
+	    (unsigned long long)ns.adds, (unsigned long long)ns.replaces,
+	    (unsigned long long)ns.deletes, (unsigned long long)ns.errors,
+	    (unsigned long long)ns.retries, (unsigned long long)ns.eagain);
+	tprintf(t, "  monitor events %llu, overruns %llu\n", (unsigned long long)ns.monitor_events,
+	    (unsigned long long)ns.monitor_overruns);
+	tprintf(t, "feed: messages %llu, routes %llu, withdraws %llu, conflicts %llu, "
+		   "results sent %llu, sessions failed %llu\n",
+	    (unsigned long long)fs.msgs_in, (unsigned long long)fs.routes_in,
+	    (unsigned long long)fs.withdraws_in, (unsigned long long)fs.conflicts,
+	    (unsigned long long)fs.status_sent, (unsigned long long)fs.sessions_failed);
+	tprintf(t, "loop: lag p99 %.2f ms, max %.2f ms (last minute); longest iteration %.2f ms; "
+		   "all-time max lag %.2f ms, iteration %.2f ms\n",
+	    hs.lag_p99_ms, hs.lag_max_ms, hs.busy_max_ms, hs.lag_max_all_ms, hs.busy_max_all_ms);
+	for (int i = 0; i < 2; i++) {
+		const struct slab_stats *s = i ? &sn : &sr;
+		tprintf(t, "slab %s: %llu live of %zu bytes, pages full %llu partial %llu empty %llu "
+			   "released %llu, %llu KiB mapped, %llu KiB resident, cleanup calls %llu "
+			   "visits %llu (max %llu)\n",
+		    s->name, (unsigned long long)s->live, s->obj_size,
+		    (unsigned long long)s->pages_full, (unsigned long long)s->pages_partial,
+		    (unsigned long long)s->pages_empty, (unsigned long long)s->pages_released,
+		    (unsigned long long)(s->bytes_mapped / 1024),
+		    (unsigned long long)(s->bytes_resident / 1024),
+		    (unsigned long long)s->cleanup_calls, (unsigned long long)s->cleanup_visits,
+		    (unsigned long long)s->cleanup_visits_max);
+	}
+	tprintf(t, "route attributes: %llu sets, %llu bytes\n", (unsigned long long)rattr_count(),
+	    (unsigned long long)rattr_bytes());
+}
+
+static void
+json_slab(struct text *t, const struct slab_stats *s)
+{
+	tprintf(t,
+	    "{\"name\":\"%s\",\"obj_size\":%zu,\"live\":%llu,\"pages_full\":%llu,"
+	    "\"pages_partial\":%llu,\"pages_empty\":%llu,\"pages_released\":%llu,"
+	    "\"bytes_mapped\":%llu,\"bytes_resident\":%llu,\"cleanup_calls\":%llu,"
+	    "\"cleanup_visits\":%llu,\"cleanup_visits_max\":%llu}",
+	    s->name, s->obj_size, (unsigned long long)s->live, (unsigned long long)s->pages_full,
+	    (unsigned long long)s->pages_partial, (unsigned long long)s->pages_empty,
+	    (unsigned long long)s->pages_released, (unsigned long long)s->bytes_mapped,
+	    (unsigned long long)s->bytes_resident, (unsigned long long)s->cleanup_calls,
+	    (unsigned long long)s->cleanup_visits, (unsigned long long)s->cleanup_visits_max);
+}
+
+/* Client names are printable ASCII without '"' or '\\' problems: escape those two. */
+static void
+json_str(struct text *t, const char *s)
+{
+	tprintf(t, "\"");
+	for (; *s; s++)
+		tprintf(t, (*s == '"' || *s == '\\') ? "\\%c" : "%c", *s);
+	tprintf(t, "\"");
+}
+
+static void
+status_json(struct text *t)
+{
+	struct nl_stats ns;
+	struct health_stats hs;
+	struct feed_stats fs;
+	struct slab_stats sr, sn;
+	struct owner_info oi;
+
+	nl_get_stats(&ns);
+	health_get(&hs);
+	feed_get_stats(&fs);
+	table_slab_stats(&sr, &sn);
+	tprintf(t, "{\"version\":\"%s\",\"uptime_s\":%llu,\"protocol\":%u,\"sessions\":%u,",
+	    FIBD_VERSION, (unsigned long long)((mono_ns() - started_ns) / 1000000000u), protocol,
+	    feed_session_count());
+	tprintf(t, "\"clients\":[");
+	for (unsigned i = 0; feed_owner_at(i, &oi) == 0; i++) {
+		tprintf(t, "%s{\"name\":", i ? "," : "");
+		json_str(t, oi.name);
+		tprintf(t, ",\"connected\":%s,\"routes\":%llu,\"pending\":%llu,\"generation\":%llu,"
+			   "\"feeding\":%s}",
+		    oi.connected ? "true" : "false", (unsigned long long)oi.routes,
+		    (unsigned long long)oi.pending, (unsigned long long)oi.generation,
+		    oi.in_feed ? "true" : "false");
+	}
+	tprintf(t, "],\"tables\":[");
+	for (unsigned i = 0; i < table_count(); i++) {
+		struct rtable *rt = table_at((uint16_t)i);
+		tprintf(t,
+		    "%s{\"table\":%u,\"family\":\"%s\",\"routes\":%llu,\"installed\":%llu,"
+		    "\"failed\":%llu,\"waiting\":%llu}",
+		    i ? "," : "", rt->id, rt->family == PS_FAM_V4 ? "inet" : "inet6",
+		    (unsigned long long)rt->n_routes, (unsigned long long)rt->n_installed,
+		    (unsigned long long)rt->n_failed, (unsigned long long)rt->n_waiting);
+	}
+	tprintf(t,
+	    "],\"netlink\":{\"queued\":%llu,\"inflight\":%u,\"window\":%u,\"parked\":%llu,"
+	    "\"messages\":%llu,\"batches\":%llu,\"adds\":%llu,\"replaces\":%llu,\"deletes\":%llu,"
+	    "\"errors\":%llu,\"retries\":%llu,\"send_waits\":%llu,\"monitor_events\":%llu,"
+	    "\"monitor_overruns\":%llu},",
+	    (unsigned long long)ns.queued, ns.inflight, ns.window, (unsigned long long)ns.parked,
+	    (unsigned long long)ns.msgs_sent, (unsigned long long)ns.batches_sent,
+	    (unsigned long long)ns.adds, (unsigned long long)ns.replaces,
+	    (unsigned long long)ns.deletes, (unsigned long long)ns.errors,
+	    (unsigned long long)ns.retries, (unsigned long long)ns.eagain,
+	    (unsigned long long)ns.monitor_events, (unsigned long long)ns.monitor_overruns);
+	tprintf(t,
+	    "\"feed\":{\"messages\":%llu,\"routes\":%llu,\"withdraws\":%llu,\"conflicts\":%llu,"
+	    "\"results_sent\":%llu,\"sessions_failed\":%llu},",
+	    (unsigned long long)fs.msgs_in, (unsigned long long)fs.routes_in,
+	    (unsigned long long)fs.withdraws_in, (unsigned long long)fs.conflicts,
+	    (unsigned long long)fs.status_sent, (unsigned long long)fs.sessions_failed);
+	tprintf(t,
+	    "\"loop\":{\"lag_p99_ms\":%.3f,\"lag_max_ms\":%.3f,\"iteration_max_ms\":%.3f,"
+	    "\"lag_max_all_ms\":%.3f,\"iteration_max_all_ms\":%.3f},",
+	    hs.lag_p99_ms, hs.lag_max_ms, hs.busy_max_ms, hs.lag_max_all_ms, hs.busy_max_all_ms);
+	tprintf(t, "\"slabs\":[");
+	json_slab(t, &sr);
+	tprintf(t, ",");
+	json_slab(t, &sn);
+	tprintf(t, "],\"route_attributes\":{\"sets\":%llu,\"bytes\":%llu}}\n",
+	    (unsigned long long)rattr_count(), (unsigned long long)rattr_bytes());
+}
+
+static void
+send_end(struct ps_buf *out, uint32_t req, int code, const char *text)
+{
+	struct ps_msg m;
+
+	memset(&m, 0, sizeof(m));
+	m.type = PS_CTL_END;
+	m.u.ctl_end.req = req;
+	m.u.ctl_end.code = (uint16_t)code;
+	m.u.ctl_end.text = ps_str_from(text);
+	ps_enc_msg(out, &m, NULL);
+}
+
+void
+ctl_handle(struct ps_buf *out, const struct ps_ctl_request *req)
+{
+	struct text t = { 0 };
+	struct ps_msg m;
+
+	if (strcmp(req->cmd, "status")) {
+		char text[96];
+		snprintf(text, sizeof(text), "no command '%s' (known: status)", req->cmd);
+		send_end(out, req->req, PS_E_UNKNOWN_CMD, text);
+		return;
+	}
+	if (req->flags & PS_CTL_JSON)
+		status_json(&t);
+	else
+		status_text(&t);
+	if (t.failed) {
+		free(t.p);
+		send_end(out, req->req, PS_E_INTERNAL, "out of memory");
+		return;
+	}
+	for (size_t off = 0; off < t.len; off += PS_CHUNK_MAX) {
+		size_t n = t.len - off < PS_CHUNK_MAX ? t.len - off : PS_CHUNK_MAX;
+		m.type = PS_CTL_CHUNK;
+		m.u.ctl_chunk.req = req->req;
+		m.u.ctl_chunk.data.ptr = t.p + off;
+		m.u.ctl_chunk.data.len = (uint32_t)n;
+		ps_enc_msg(out, &m, NULL);
+	}
+	free(t.p);
+	send_end(out, req->req, PS_E_OK, NULL);
+}

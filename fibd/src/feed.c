@@ -1,0 +1,885 @@
+/*
+ * feed: sessions on the Unix socket, and the owners of desired routes.
+ *
+ * Session states: OPENING (until a valid HELLO), then FEED or CONTROL; CLOSING
+ * once an ERROR is queued or the peer went away (nothing more is read; the handle
+ * closes when the output is written). A session reads only while its output
+ * backlog is under FEED_OUT_HIGH (backpressure), and decodes everything it read
+ * in the read callback: each message is O(prefix length) work.
+ *
+ * Owners. Routes belong to an owner: a client name. A feed session binds to the
+ * owner of its HELLO name (one connected session per name). The owner keeps its
+ * routes in a list, a status queue of routes whose outcome the client has not
+ * been told, the count of its routes awaiting the kernel (for the PING barrier),
+ * and its feed mark: ROUTE stamps the route with the mark of the open feed, and
+ * FEED_END sweeps (in bounded steps) every route of the owner with an older
+ * mark. An owner with no routes and no session is forgotten.
+ *
+ * Two owners, one key: the first owner keeps it; the other's ROUTE is answered
+ * with a REJECTED result (EEXIST) naming the owner. A key whose owner withdrew it
+ * (removal pending) can be taken over.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <proto-shim/dec.h>
+
+#include "ctl.h"
+#include "feed.h"
+#include "log.h"
+#include "nl.h"
+
+#define OWNERS_MAX 1024
+
+struct owner {
+	uint16_t slot;
+	char name[PS_NAME_MAX + 1];
+	struct session *session;
+	struct route *routes; /* through onext/oprev */
+	uint64_t n_routes;
+	struct route *sq_head, *sq_tail; /* status queue, through snext */
+	uint64_t pending;
+	uint32_t mark;
+	uint64_t generation;
+	bool in_feed;
+	struct route *sweep; /* next route to look at in a sweep, or NULL */
+	bool sweeping;
+	struct owner *sweep_next;
+};
+
+enum sstate { S_OPENING, S_FEED, S_CONTROL, S_CLOSING };
+
+struct session {
+	uv_pipe_t pipe;
+	uv_write_t wreq;
+	enum sstate state;
+	bool reading;
+	bool writing;
+	bool closed;
+	struct ps_dec *dec;
+	struct ps_buf out;  /* being filled */
+	struct ps_buf wbuf; /* being written */
+	struct owner *owner;
+	char name[PS_NAME_MAX + 1];
+	/* HELLO settings */
+	uint32_t table;
+	uint8_t families;
+	uint32_t metric;
+	bool ping_wait;
+	uint64_t ping_token;
+	struct session *next;
+};
+
+static struct {
+	uv_loop_t *loop;
+	uv_pipe_t listener;
+	bool listening;
+	char path[108];
+	const struct feed_config *cfg;
+	struct session *sessions;
+	unsigned n_sessions;
+	struct owner *owners[OWNERS_MAX];
+	unsigned n_owners;
+	struct owner *sweeps;
+	uv_idle_t sweeper;
+	struct feed_stats st;
+} fd;
+
+static void session_flush(struct session *s);
+static void session_fail(struct session *s, int code, const char *field, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static void owner_maybe_forget(struct owner *o);
+
+/* ---- owners ---- */
+
+static struct owner *
+owner_get(const char *name)
+{
+	struct owner *o;
+
+	for (unsigned i = 0; i < OWNERS_MAX; i++)
+		if (fd.owners[i] && !strcmp(fd.owners[i]->name, name))
+			return fd.owners[i];
+	for (unsigned i = 0; i < OWNERS_MAX; i++) {
+		if (fd.owners[i])
+			continue;
+		o = calloc(1, sizeof(*o));
+		if (!o)
+			return NULL;
+		o->slot = (uint16_t)i;
+		snprintf(o->name, sizeof(o->name), "%s", name);
+		fd.owners[i] = o;
+		fd.n_owners++;
+		return o;
+	}
+	return NULL;
+}
+
+static void
+owner_attach(struct owner *o, struct route *r)
+{
+	r->owner = o->slot;
+	r->oprev = NULL;
+	r->onext = o->routes;
+	if (o->routes)
+		o->routes->oprev = r;
+	o->routes = r;
+	o->n_routes++;
+}
+
+static void
+owner_detach(struct owner *o, struct route *r)
+{
+	if (o->sweep == r)
+		o->sweep = r->onext;
+	if (r->oprev)
+		r->oprev->onext = r->onext;
+	else
+		o->routes = r->onext;
+	if (r->onext)
+		r->onext->oprev = r->oprev;
+	r->onext = r->oprev = NULL;
+	r->owner = OWNER_NONE;
+	o->n_routes--;
+	if (r->flags & R_PENDING) {
+		r->flags &= (uint8_t)~R_PENDING;
+		o->pending--;
+	}
+}
+
+/* A route the owner no longer wants and the kernel no longer has: forget it. */
+static void
+route_settle(struct route *r)
+{
+	struct owner *o = r->owner != OWNER_NONE ? fd.owners[r->owner] : NULL;
+
+	if (r->want || r->have || (r->flags & (R_QUEUED | R_INFLIGHT | R_STATUSQ | R_PARKED)))
+		return;
+	if (o)
+		owner_detach(o, r);
+	table_release(r);
+	if (o)
+		owner_maybe_forget(o);
+}
+
+static void
+pong_if_done(struct owner *o)
+{
+	struct session *s = o->session;
+	struct ps_msg m;
+
+	if (!s || !s->ping_wait || o->pending || o->sweeping)
+		return;
+	s->ping_wait = false;
+	m.type = PS_PONG;
+	m.u.token = s->ping_token;
+	ps_enc_msg(&s->out, &m, NULL);
+	session_flush(s);
+}
+
+/* The route awaits the kernel on behalf of its owner (the PING barrier counts it). */
+static void
+route_write(struct owner *o, struct route *r)
+{
+	nl_enqueue(r);
+	if (!(r->flags & R_PENDING) && (r->flags & (R_QUEUED | R_INFLIGHT))) {
+		r->flags |= R_PENDING;
+		o->pending++;
+	}
+}
+
+static void
+status_push(struct owner *o, struct route *r)
+{
+	if (!o->session || o->session->state != S_FEED || (r->flags & R_STATUSQ))
+		return;
+	r->flags |= R_STATUSQ;
+	r->snext = NULL;
+	if (o->sq_tail)
+		o->sq_tail->snext = r;
+	else
+		o->sq_head = r;
+	o->sq_tail = r;
+}
+
+void
+feed_route_done(struct route *r, int err, const char *text)
+{
+	struct owner *o = r->owner != OWNER_NONE ? fd.owners[r->owner] : NULL;
+	struct session *s = o ? o->session : NULL;
+	(void)text;
+
+	if (o && (r->flags & R_PENDING) && !(r->flags & (R_QUEUED | R_INFLIGHT))) {
+		r->flags &= (uint8_t)~R_PENDING;
+		o->pending--;
+	}
+	if (o && err >= 0)
+		status_push(o, r);
+	/*
+	 * Settle first: it may free the route (when nobody is told about it) and an
+	 * owner without a session; encoding the status queue may free it too.
+	 */
+	route_settle(r);
+	if (s) {
+		session_flush(s);
+		pong_if_done(s->owner);
+	}
+}
+
+/* ---- sweeping after FEED_END ---- */
+
+static void
+feed_on_sweep(uv_idle_t *h)
+{
+	unsigned budget = FEED_SWEEP_BUDGET;
+	(void)h;
+
+	while (fd.sweeps && budget) {
+		struct owner *o = fd.sweeps;
+		while (o->sweep && budget--) {
+			struct route *r = o->sweep;
+			o->sweep = r->onext;
+			if (r->want && r->gen != o->mark) {
+				r->want = rattr_unref(r->want);
+				route_write(o, r);
+			}
+		}
+		if (!o->sweep) {
+			o->sweeping = false;
+			fd.sweeps = o->sweep_next;
+			log_info("feed %s: generation %llu complete, %llu routes", o->name,
+			    (unsigned long long)o->generation, (unsigned long long)o->n_routes);
+			pong_if_done(o);
+			owner_maybe_forget(o);
+		}
+	}
+	if (!fd.sweeps)
+		uv_idle_stop(&fd.sweeper);
+}
+
+static void
+sweep_start(struct owner *o)
+{
+	o->sweep = o->routes;
+	if (o->sweeping)
+		return;
+	o->sweeping = true;
+	o->sweep_next = fd.sweeps;
+	fd.sweeps = o;
+	uv_idle_start(&fd.sweeper, feed_on_sweep);
+}
+
+static void
+owner_maybe_forget(struct owner *o)
+{
+	if (o->session || o->routes || o->sweeping)
+		return;
+	fd.owners[o->slot] = NULL;
+	fd.n_owners--;
+	free(o);
+}
+
+/* ---- sessions: output ---- */
+
+static void
+session_on_written(uv_write_t *req, int status)
+{
+	struct session *s = req->data;
+
+	s->writing = false;
+	s->wbuf.len = 0;
+	if (status < 0) {
+		s->state = S_CLOSING;
+		s->out.len = 0;
+	}
+	session_flush(s);
+}
+
+static void session_on_read(uv_stream_t *st, ssize_t n, const uv_buf_t *buf);
+static void session_on_alloc(uv_handle_t *h, size_t want, uv_buf_t *buf);
+static void session_close(struct session *s);
+
+/* Encode pending results into the output, a batch at a time while the backlog is small. */
+static void
+encode_status(struct session *s)
+{
+	struct owner *o = s->owner;
+	static struct ps_msg m;
+
+	while (o && o->sq_head && s->out.len < FEED_OUT_LOW) {
+		unsigned n = 0;
+		struct route *done[FEED_STATUS_BATCH];
+		m.type = PS_ROUTE_STATUS;
+		while (o->sq_head && n < FEED_STATUS_BATCH) {
+			struct route *r = o->sq_head;
+			struct ps_status_entry *e = &m.u.status.e[n];
+			struct rtable *t = table_at(r->rt);
+			o->sq_head = r->snext;
+			if (!o->sq_head)
+				o->sq_tail = NULL;
+			r->flags &= (uint8_t)~R_STATUSQ;
+			memset(e, 0, sizeof(*e));
+			e->key.has = PS_KEY_TABLE | PS_KEY_METRIC | PS_KEY_TOS;
+			e->key.table = t->id;
+			e->key.family = t->family;
+			e->key.prefix = *route_prefix(r);
+			e->key.plen = route_plen(r);
+			e->key.tos = r->tos;
+			e->key.metric = r->metric;
+			if (r->flags & R_WAITING)
+				e->state = PS_RS_WAITING;
+			else if (r->flags & R_FAILED)
+				e->state = PS_RS_FAILED;
+			else if (!r->want)
+				e->state = PS_RS_REMOVED;
+			else
+				e->state = PS_RS_INSTALLED;
+			if (e->state == PS_RS_WAITING || e->state == PS_RS_FAILED) {
+				e->error = r->err;
+				e->text = ps_str_from(r->errtext);
+			}
+			done[n++] = r;
+		}
+		m.u.status.n = (uint16_t)n;
+		if (ps_enc_msg(&s->out, &m, NULL) > 0)
+			fd.st.status_sent += n;
+		for (unsigned i = 0; i < n; i++)
+			route_settle(done[i]);
+	}
+}
+
+static void
+session_flush(struct session *s)
+{
+	uv_buf_t b;
+
+	if (s->closed)
+		return;
+	if (s->state == S_FEED)
+		encode_status(s);
+	if (!s->writing && s->out.len) {
+		/* Swap: the filled buffer is written, the other one fills meanwhile. */
+		struct ps_buf t = s->wbuf;
+		s->wbuf = s->out;
+		s->out = t;
+		s->out.len = 0;
+		b = uv_buf_init((char *)s->wbuf.data, (unsigned)s->wbuf.len);
+		s->wreq.data = s;
+		if (uv_write(&s->wreq, (uv_stream_t *)&s->pipe, &b, 1, session_on_written) == 0)
+			s->writing = true;
+		else
+			s->state = S_CLOSING;
+	}
+	if (s->state == S_CLOSING && !s->writing) {
+		session_close(s);
+		return;
+	}
+	/* Backpressure on our output: read again only once it has drained. */
+	if (s->state != S_CLOSING) {
+		size_t backlog = s->out.len + (s->writing ? s->wbuf.len : 0);
+		if (s->reading && backlog > FEED_OUT_HIGH) {
+			uv_read_stop((uv_stream_t *)&s->pipe);
+			s->reading = false;
+		} else if (!s->reading && backlog < FEED_OUT_LOW) {
+			uv_read_start((uv_stream_t *)&s->pipe, session_on_alloc, session_on_read);
+			s->reading = true;
+		}
+	}
+}
+
+static void
+session_fail(struct session *s, int code, const char *field, const char *fmt, ...)
+{
+	struct ps_msg m;
+	char text[PS_TEXT_MAX];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(text, sizeof(text), fmt, ap);
+	va_end(ap);
+	log_warn("feed %s: %s%s%s; closing the session", s->name[0] ? s->name : "(no name)", text,
+	    field && *field ? ", field " : "", field ? field : "");
+	memset(&m, 0, sizeof(m));
+	m.type = PS_ERROR;
+	m.u.error.code = (uint16_t)code;
+	snprintf(m.u.error.field, sizeof(m.u.error.field), "%s", field ? field : "");
+	m.u.error.text = ps_str_from(text);
+	ps_enc_msg(&s->out, &m, NULL);
+	fd.st.sessions_failed++;
+	if (s->reading) {
+		uv_read_stop((uv_stream_t *)&s->pipe);
+		s->reading = false;
+	}
+	s->state = S_CLOSING;
+	session_flush(s);
+}
+
+/* ---- sessions: input ---- */
+
+static void
+reject(struct session *s, const struct ps_key *k, uint32_t table, uint32_t metric, int err,
+    const char *text)
+{
+	static struct ps_msg m;
+	struct ps_status_entry *e = &m.u.status.e[0];
+
+	m.type = PS_ROUTE_STATUS;
+	m.u.status.n = 1;
+	memset(e, 0, sizeof(*e));
+	e->key = *k;
+	e->key.has = PS_KEY_TABLE | PS_KEY_METRIC | PS_KEY_TOS;
+	e->key.table = table;
+	e->key.metric = metric;
+	e->state = PS_RS_REJECTED;
+	e->error = (uint16_t)err;
+	e->text = ps_str_from(text);
+	ps_enc_msg(&s->out, &m, NULL);
+}
+
+/* The key's table and metric after session defaults; IPv6 metric 0 is 1024, as the kernel has it. */
+static void
+resolve_key(const struct session *s, const struct ps_key *k, uint32_t *ret_table,
+    uint32_t *ret_metric)
+{
+	*ret_table = (k->has & PS_KEY_TABLE) ? k->table : s->table;
+	*ret_metric = (k->has & PS_KEY_METRIC) ? k->metric : s->metric;
+	if (k->family == PS_FAM_V6 && *ret_metric == 0)
+		*ret_metric = 1024;
+}
+
+static int
+family_allowed(const struct session *s, uint8_t family)
+{
+	return s->families & (family == PS_FAM_V4 ? PS_HELLO_FAM_V4 : PS_HELLO_FAM_V6);
+}
+
+static void
+on_route(struct session *s, const struct ps_route *pr)
+{
+	struct owner *o = s->owner;
+	uint32_t table, metric;
+	struct rtable *t;
+	struct route *r;
+	struct rattr *a;
+
+	fd.st.routes_in++;
+	resolve_key(s, &pr->key, &table, &metric);
+	if (!family_allowed(s, pr->key.family)) {
+		reject(s, &pr->key, table, metric, EAFNOSUPPORT, "family not in this session's HELLO");
+		return;
+	}
+	t = table_get(table, pr->key.family, true);
+	r = t ? table_insert(t, &pr->key.prefix, pr->key.plen, pr->key.tos, metric) : NULL;
+	if (!r) {
+		reject(s, &pr->key, table, metric, ENOMEM, "fibd is out of memory or tables");
+		return;
+	}
+	if (r->owner != OWNER_NONE && r->owner != o->slot) {
+		struct owner *other = fd.owners[r->owner];
+		if (r->want) {
+			char text[128];
+			fd.st.conflicts++;
+			snprintf(text, sizeof(text), "route key is owned by client %s", other->name);
+			reject(s, &pr->key, table, metric, EEXIST, text);
+			return;
+		}
+		owner_detach(other, r); /* withdrawn by its owner: free to take */
+		owner_maybe_forget(other);
+	}
+	if (r->owner == OWNER_NONE) {
+		owner_attach(o, r);
+		if (!r->have)
+			r->flags |= R_EXCL;
+	}
+	r->gen = o->mark;
+	a = rattr_intern(pr);
+	if (!a) {
+		reject(s, &pr->key, table, metric, ENOMEM, "fibd is out of memory");
+		route_settle(r);
+		return;
+	}
+	if (a == r->want) {
+		rattr_unref(a);
+		return;
+	}
+	rattr_unref(r->want);
+	r->want = a;
+	route_write(o, r);
+}
+
+static void
+on_withdraw(struct session *s, const struct ps_key *k)
+{
+	uint32_t table, metric;
+	struct rtable *t;
+	struct route *r;
+
+	fd.st.withdraws_in++;
+	resolve_key(s, k, &table, &metric);
+	t = table_get(table, k->family, false);
+	r = t ? table_lookup(t, &k->prefix, k->plen, k->tos, metric) : NULL;
+	if (!r || r->owner != s->owner->slot || !r->want)
+		return; /* not ours, or already withdrawn: nothing to do */
+	r->want = rattr_unref(r->want);
+	route_write(s->owner, r);
+}
+
+static void
+on_hello(struct session *s, const struct ps_hello *h)
+{
+	struct ps_msg m;
+	unsigned v = ps_version_pick(h);
+
+	snprintf(s->name, sizeof(s->name), "%s", h->name);
+	if (!v) {
+		session_fail(s, PS_E_VERSION, "versions", "fibd speaks protocol versions %d..%d",
+		    PS_VERSION_MIN, PS_VERSION_MAX);
+		return;
+	}
+	if (h->role == PS_ROLE_FEED) {
+		struct owner *o = owner_get(h->name);
+		if (!o) {
+			session_fail(s, PS_E_LIMIT, "name", "too many client names (%d)", OWNERS_MAX);
+			return;
+		}
+		if (o->session) {
+			session_fail(s, PS_E_CONFLICT, "name", "client name %s is in use by a connected session",
+			    h->name);
+			return;
+		}
+		o->session = s;
+		s->owner = o;
+		s->state = S_FEED;
+	} else {
+		s->state = S_CONTROL;
+	}
+	s->table = (h->has & PS_HELLO_TABLE) ? h->table : 254;
+	s->families = (h->has & PS_HELLO_FAMILIES) ? h->families
+						   : (PS_HELLO_FAM_V4 | PS_HELLO_FAM_V6);
+	s->metric = (h->has & PS_HELLO_METRIC) ? h->metric : 0;
+	if ((h->has & PS_HELLO_PROTOCOL) && h->protocol != fd.cfg->protocol)
+		log_info("feed %s: asks for protocol %u; fibd marks its routes with %u", s->name,
+		    h->protocol, fd.cfg->protocol);
+	if (s->state == S_FEED)
+		log_info("feed %s: connected, default table %u", s->name, s->table);
+	else
+		log_debug("ctl %s: connected", s->name);
+	memset(&m, 0, sizeof(m));
+	m.type = PS_WELCOME;
+	m.u.welcome.version = (uint8_t)v;
+	snprintf(m.u.welcome.server_id, sizeof(m.u.welcome.server_id), "%s", fd.cfg->server_id);
+	m.u.welcome.boot_epoch = fd.cfg->boot_epoch;
+	ps_enc_msg(&s->out, &m, NULL);
+}
+
+static void
+handle(struct session *s, const struct ps_msg *m)
+{
+	struct ps_msg reply;
+
+	fd.st.msgs_in++;
+	if (s->state == S_OPENING) {
+		if (m->type != PS_HELLO) {
+			session_fail(s, PS_E_STATE, "type", "the first message must be HELLO, not %s",
+			    ps_msg_type_name(m->type));
+			return;
+		}
+		on_hello(s, &m->u.hello);
+		return;
+	}
+	switch (m->type) {
+	case PS_PING:
+		if (s->state == S_FEED && (s->owner->pending || s->owner->sweeping)) {
+			s->ping_wait = true; /* answered once everything before it is written */
+			s->ping_token = m->u.token;
+			return;
+		}
+		reply.type = PS_PONG;
+		reply.u.token = m->u.token;
+		ps_enc_msg(&s->out, &reply, NULL);
+		return;
+	case PS_BYE:
+		if (s->state == S_FEED && (m->u.bye_flags & PS_BYE_FLUSH)) {
+			for (struct route *r = s->owner->routes; r; r = r->onext)
+				if (r->want) {
+					r->want = rattr_unref(r->want);
+					route_write(s->owner, r);
+				}
+		}
+		s->state = S_CLOSING;
+		return;
+	case PS_CTL_REQUEST:
+		if (s->state != S_CONTROL)
+			break;
+		ctl_handle(&s->out, &m->u.ctl_request);
+		return;
+	case PS_ROUTE:
+	case PS_WITHDRAW:
+	case PS_FEED_BEGIN:
+	case PS_FEED_END:
+		if (s->state != S_FEED)
+			break;
+		if (m->type == PS_ROUTE)
+			on_route(s, &m->u.route);
+		else if (m->type == PS_WITHDRAW)
+			on_withdraw(s, &m->u.withdraw);
+		else if (m->type == PS_FEED_BEGIN) {
+			if (s->owner->in_feed) {
+				session_fail(s, PS_E_STATE, "generation", "FEED_BEGIN inside an open feed");
+				return;
+			}
+			s->owner->in_feed = true;
+			s->owner->generation = m->u.generation;
+			s->owner->mark++;
+		} else {
+			if (!s->owner->in_feed || s->owner->generation != m->u.generation) {
+				session_fail(s, PS_E_STATE, "generation",
+				    "FEED_END %llu does not close an open feed",
+				    (unsigned long long)m->u.generation);
+				return;
+			}
+			s->owner->in_feed = false;
+			sweep_start(s->owner);
+		}
+		return;
+	default:
+		break;
+	}
+	session_fail(s, PS_E_STATE, "type", "%s is not allowed in a %s session",
+	    ps_msg_type_name(m->type) ? ps_msg_type_name(m->type) : "?",
+	    s->state == S_FEED ? "feed" : "control");
+}
+
+static void
+session_on_alloc(uv_handle_t *h, size_t want, uv_buf_t *buf)
+{
+	struct session *s = h->data;
+	void *p;
+	size_t len;
+
+	(void)want;
+	if (ps_dec_reserve(s->dec, 0, &p, &len) < 0) {
+		*buf = uv_buf_init(NULL, 0);
+		return;
+	}
+	*buf = uv_buf_init(p, (unsigned)len);
+}
+
+static void
+session_on_read(uv_stream_t *st, ssize_t n, const uv_buf_t *buf)
+{
+	struct session *s = st->data;
+	const struct ps_msg *m;
+	int r;
+
+	(void)buf;
+	if (n == UV_ENOBUFS) {
+		session_fail(s, PS_E_INTERNAL, "", "out of memory for the read buffer");
+		return;
+	}
+	if (n < 0) {
+		if (n != UV_EOF)
+			log_info("feed %s: read: %s", s->name, uv_strerror((int)n));
+		s->state = S_CLOSING;
+		session_flush(s);
+		return;
+	}
+	ps_dec_commit(s->dec, (size_t)n);
+	while (s->state != S_CLOSING && (r = ps_dec_next(s->dec, &m)) == 1)
+		handle(s, m);
+	if (s->state != S_CLOSING && r < 0) {
+		const struct ps_fault *f = ps_dec_fault(s->dec);
+		session_fail(s, f->code, f->field, "%s", f->text);
+		return;
+	}
+	session_flush(s);
+}
+
+static void
+session_on_close(uv_handle_t *h)
+{
+	struct session *s = h->data;
+
+	ps_dec_free(s->dec);
+	ps_buf_release(&s->out);
+	ps_buf_release(&s->wbuf);
+	free(s);
+}
+
+static void
+session_close(struct session *s)
+{
+	struct session **link;
+
+	if (s->closed)
+		return;
+	s->closed = true;
+	for (link = &fd.sessions; *link != s; link = &(*link)->next)
+		;
+	*link = s->next;
+	fd.n_sessions--;
+	if (s->owner) {
+		struct owner *o = s->owner;
+		/* Nobody to tell: drop the pending results. */
+		while (o->sq_head) {
+			struct route *r = o->sq_head;
+			o->sq_head = r->snext;
+			r->flags &= (uint8_t)~R_STATUSQ;
+			route_settle(r);
+		}
+		o->sq_tail = NULL;
+		o->in_feed = false; /* an unfinished feed is abandoned, not swept */
+		o->session = NULL;
+		log_info("feed %s: disconnected; its %llu routes stay", o->name,
+		    (unsigned long long)o->n_routes);
+		owner_maybe_forget(o);
+	}
+	uv_close((uv_handle_t *)&s->pipe, session_on_close);
+}
+
+static void
+feed_on_connect(uv_stream_t *server, int status)
+{
+	struct session *s;
+
+	if (status < 0)
+		return;
+	s = calloc(1, sizeof(*s));
+	if (!s || !(s->dec = ps_dec_new(0))) {
+		free(s);
+		log_warn("feed: out of memory accepting a session");
+		return;
+	}
+	uv_pipe_init(fd.loop, &s->pipe, 0);
+	s->pipe.data = s;
+	if (uv_accept(server, (uv_stream_t *)&s->pipe) < 0) {
+		uv_close((uv_handle_t *)&s->pipe, session_on_close);
+		return;
+	}
+	fd.st.sessions_accepted++;
+	s->next = fd.sessions;
+	fd.sessions = s;
+	fd.n_sessions++;
+	if (fd.n_sessions > FEED_SESSIONS_MAX) {
+		session_fail(s, PS_E_LIMIT, "", "too many sessions (%d)", FEED_SESSIONS_MAX);
+		return;
+	}
+	uv_read_start((uv_stream_t *)&s->pipe, session_on_alloc, session_on_read);
+	s->reading = true;
+}
+
+/* ---- listening ---- */
+
+/* Is something listening on path? Then it is in use; otherwise the file is stale. */
+static bool
+socket_in_use(const char *path)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	int sock = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	bool used;
+
+	if (sock < 0)
+		return false;
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
+	used = connect(sock, (struct sockaddr *)&sa, sizeof(sa)) == 0;
+	close(sock);
+	return used;
+}
+
+int
+feed_init(uv_loop_t *loop, const struct feed_config *cfg)
+{
+	int r;
+
+	fd.loop = loop;
+	fd.cfg = cfg;
+	if (strlen(cfg->socket_path) >= sizeof(fd.path)) {
+		log_warn("feed: socket path %s is longer than %zu bytes", cfg->socket_path,
+		    sizeof(fd.path) - 1);
+		return -ENAMETOOLONG;
+	}
+	snprintf(fd.path, sizeof(fd.path), "%s", cfg->socket_path);
+	uv_idle_init(loop, &fd.sweeper);
+	uv_pipe_init(loop, &fd.listener, 0);
+	r = uv_pipe_bind(&fd.listener, fd.path);
+	if (r == UV_EADDRINUSE) {
+		if (socket_in_use(fd.path)) {
+			log_warn("feed: socket %s is in use: is another fibd running?", fd.path);
+			uv_close((uv_handle_t *)&fd.listener, NULL);
+			return -EADDRINUSE;
+		}
+		unlink(fd.path); /* left over by a fibd that did not exit cleanly */
+		r = uv_pipe_bind(&fd.listener, fd.path);
+	}
+	if (r == 0)
+		r = uv_listen((uv_stream_t *)&fd.listener, 64, feed_on_connect);
+	if (r < 0) {
+		log_warn("feed: cannot listen on %s: %s", fd.path, uv_strerror(r));
+		uv_close((uv_handle_t *)&fd.listener, NULL);
+		return r;
+	}
+	chmod(fd.path, 0660);
+	fd.listening = true;
+	log_info("feed: listening on %s", fd.path);
+	return 0;
+}
+
+void
+feed_close(void)
+{
+	while (fd.sessions) {
+		struct session *s = fd.sessions;
+		s->state = S_CLOSING;
+		s->writing = false;
+		session_close(s);
+	}
+	if (fd.listening) {
+		uv_close((uv_handle_t *)&fd.listener, NULL);
+		unlink(fd.path);
+		fd.listening = false;
+	}
+	if (!uv_is_closing((uv_handle_t *)&fd.sweeper))
+		uv_close((uv_handle_t *)&fd.sweeper, NULL);
+}
+
+unsigned
+feed_session_count(void)
+{
+	return fd.n_sessions;
+}
+
+unsigned
+feed_owner_count(void)
+{
+	return fd.n_owners;
+}
+
+int
+feed_owner_at(unsigned i, struct owner_info *ret)
+{
+	for (unsigned slot = 0; slot < OWNERS_MAX; slot++) {
+		struct owner *o = fd.owners[slot];
+		if (!o || i--)
+			continue;
+		ret->name = o->name;
+		ret->connected = o->session != NULL;
+		ret->routes = o->n_routes;
+		ret->pending = o->pending;
+		ret->generation = o->generation;
+		ret->in_feed = o->in_feed;
+		return 0;
+	}
+	return -ENOENT;
+}
+
+void
+feed_get_stats(struct feed_stats *ret)
+{
+	*ret = fd.st;
+}

@@ -1,0 +1,66 @@
+/*
+ * feed: client sessions on fibd's Unix socket. Feed sessions (BIRD, fibctl feed)
+ * state desired routes under a client name; control sessions (fibctl) send
+ * requests answered by ctl. Routes belong to the name (an owner), not to the
+ * connection, so a feed outlives the session that sent it.
+ */
+#ifndef FIBD_FEED_H
+#define FIBD_FEED_H
+
+#include <stdint.h>
+
+#include <uv.h>
+
+#include <proto-shim/enc.h>
+
+#include "table.h"
+
+#define FEED_SESSIONS_MAX 256
+#define FEED_OUT_HIGH (4u << 20)   /* stop reading a session with this much unsent */
+#define FEED_OUT_LOW (1u << 20)    /* and read again below this */
+#define FEED_STATUS_BATCH PS_STATUS_MAX
+#define FEED_SWEEP_BUDGET 4096     /* routes visited per sweep step */
+
+struct feed_config {
+	const char *socket_path;
+	uint8_t protocol;
+	const char *server_id;
+	uint64_t boot_epoch;
+};
+
+struct owner_info {
+	const char *name;
+	int connected;
+	uint64_t routes;
+	uint64_t pending;
+	uint64_t generation;
+	int in_feed;
+};
+
+/* feed_init - listen on the socket. Returns 0 or -errno (message logged). */
+int feed_init(uv_loop_t *loop, const struct feed_config *cfg);
+
+/* feed_close - close every session and the listening socket; routes stay. */
+void feed_close(void);
+
+/* feed_route_done - nl's done callback: report and release as needed. */
+void feed_route_done(struct route *r, int err, const char *text);
+
+unsigned feed_session_count(void);
+unsigned feed_owner_count(void);
+/* feed_owner_at - information about owner i (0..feed_owner_count()-1); -ENOENT past the end. */
+int feed_owner_at(unsigned i, struct owner_info *ret);
+
+/* Counters for status. */
+struct feed_stats {
+	uint64_t sessions_accepted;
+	uint64_t sessions_failed;   /* closed after a protocol error */
+	uint64_t msgs_in;
+	uint64_t routes_in;
+	uint64_t withdraws_in;
+	uint64_t conflicts;
+	uint64_t status_sent;
+};
+void feed_get_stats(struct feed_stats *ret);
+
+#endif

@@ -1,0 +1,231 @@
+/*
+ * fibd: the daemon. One libuv loop owns all state (DESIGN.md invariants 1-3):
+ * feed sessions (feed.c), the desired tables (table.c), the netlink writer (nl.c),
+ * control requests (ctl.c), loop health (health.c) and the slab cleanup job.
+ *
+ *   fibd [-f] [-d] [-c FILE] [-s SOCKET]
+ *
+ * SIGTERM and SIGINT stop fibd and leave every route in the kernel; SIGHUP
+ * re-reads the configuration (a bad file is refused and the running one stays).
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <libgen.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <uv.h>
+
+#include "conf.h"
+#include "config.h"
+#include "ctl.h"
+#include "feed.h"
+#include "health.h"
+#include "log.h"
+#include "nl.h"
+#include "table.h"
+
+#define SLAB_TICK_MS 20
+
+static struct {
+	uv_loop_t loop;
+	uv_signal_t sig_term, sig_int, sig_hup;
+	uv_timer_t slab_tick;
+	struct conf conf;
+	const char *conf_path;
+	int conf_optional;
+	char server_id[PS_NAME_MAX + 1];
+	struct feed_config feed;
+} m;
+
+static void
+usage(FILE *f)
+{
+	fprintf(f, "usage: fibd [-f] [-d] [-c FILE] [-s SOCKET]\n"
+		   "  -f         stay in the foreground and log to stderr\n"
+		   "  -d         log debug messages\n"
+		   "  -c FILE    configuration file (default %s)\n"
+		   "  -s SOCKET  socket path (default %s)\n"
+		   "  --version  print the version\n",
+	    CONF_DEFAULT_PATH, CONF_DEFAULT_SOCKET);
+}
+
+/* Is CAP_NET_ADMIN (bit 12) in our effective set? */
+static int
+have_net_admin(void)
+{
+	FILE *f = fopen("/proc/self/status", "re");
+	char line[256];
+	unsigned long long eff = 0;
+
+	if (!f)
+		return geteuid() == 0;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "CapEff: %llx", &eff) == 1)
+			break;
+	fclose(f);
+	return (eff >> 12) & 1;
+}
+
+static void
+shutdown_all(void)
+{
+	log_info("stopping; the kernel's routes stay in place");
+	feed_close();
+	nl_close();
+	health_close();
+	uv_close((uv_handle_t *)&m.sig_term, NULL);
+	uv_close((uv_handle_t *)&m.sig_int, NULL);
+	uv_close((uv_handle_t *)&m.sig_hup, NULL);
+	uv_close((uv_handle_t *)&m.slab_tick, NULL);
+}
+
+static void
+main_on_signal(uv_signal_t *h, int signum)
+{
+	(void)h;
+	if (signum == SIGHUP) {
+		struct conf c = m.conf;
+		char err[512];
+		if (conf_load(m.conf_path, m.conf_optional, &c, err, sizeof(err)) < 0) {
+			log_warn("reload refused, the running configuration stays: %s", err);
+			return;
+		}
+		if (strcmp(c.socket, m.conf.socket) || c.protocol != m.conf.protocol)
+			log_warn("reload: socket and protocol change only with a restart");
+		m.conf.log_level = c.log_level;
+		log_set_level(c.log_level);
+		log_info("configuration reloaded from %s", m.conf_path);
+		return;
+	}
+	shutdown_all();
+}
+
+static void
+main_on_slab_tick(uv_timer_t *t)
+{
+	(void)t;
+	table_slab_cleanup();
+}
+
+static int
+ensure_dir(const char *socket_path)
+{
+	char tmp[sizeof(m.conf.socket)];
+	char *dir;
+
+	snprintf(tmp, sizeof(tmp), "%s", socket_path);
+	dir = dirname(tmp);
+	if (mkdir(dir, 0755) < 0 && errno != EEXIST)
+		return -errno;
+	return 0;
+}
+
+int
+main(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "version", no_argument, NULL, 'V' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *socket_arg = NULL;
+	int foreground = 0, debug = 0, c, r;
+	char err[512], host[64];
+
+	m.conf_path = CONF_DEFAULT_PATH;
+	m.conf_optional = 1;
+	while ((c = getopt_long(argc, argv, "fdc:s:h", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'f':
+			foreground = 1;
+			break;
+		case 'd':
+			debug = 1;
+			break;
+		case 'c':
+			m.conf_path = optarg;
+			m.conf_optional = 0;
+			break;
+		case 's':
+			socket_arg = optarg;
+			break;
+		case 'V':
+			printf("fibd %s (proto-shim versions %d..%d)\n", FIBD_VERSION, PS_VERSION_MIN,
+			    PS_VERSION_MAX);
+			return 0;
+		case 'h':
+			usage(stdout);
+			return 0;
+		default:
+			usage(stderr);
+			return 2;
+		}
+	}
+	if (optind < argc) {
+		usage(stderr);
+		return 2;
+	}
+
+	log_init("fibd", foreground, debug ? LOG_LVL_DEBUG : LOG_LVL_INFO);
+	conf_defaults(&m.conf);
+	if (conf_load(m.conf_path, m.conf_optional, &m.conf, err, sizeof(err)) < 0)
+		log_fatal("configuration: %s", err);
+	if (debug)
+		m.conf.log_level = LOG_LVL_DEBUG;
+	log_set_level(m.conf.log_level);
+	if (socket_arg) {
+		if (strlen(socket_arg) >= sizeof(m.conf.socket))
+			log_fatal("socket path %s is too long", socket_arg);
+		snprintf(m.conf.socket, sizeof(m.conf.socket), "%s", socket_arg);
+	}
+	if (!have_net_admin())
+		log_fatal("fibd needs CAP_NET_ADMIN to change routes: run it as root or grant the "
+			  "capability");
+	if (!foreground && daemon(0, 0) < 0)
+		log_fatal_errno(errno, "cannot become a daemon");
+
+	if ((r = ensure_dir(m.conf.socket)) < 0)
+		log_fatal_errno(r, "cannot make the directory of %s", m.conf.socket);
+	uv_loop_init(&m.loop);
+	if (table_init() < 0)
+		log_fatal("out of memory");
+	if ((r = nl_init(&m.loop, m.conf.protocol, feed_route_done)) < 0)
+		log_fatal_errno(r, "cannot open netlink sockets");
+	gethostname(host, sizeof(host));
+	host[sizeof(host) - 1] = '\0';
+	snprintf(m.server_id, sizeof(m.server_id), "fibd-%s@%.40s", FIBD_VERSION, host);
+	for (char *p = m.server_id; *p; p++)
+		if (*p <= 0x20 || *p >= 0x7f)
+			*p = '_';
+	m.feed.socket_path = m.conf.socket;
+	m.feed.protocol = m.conf.protocol;
+	m.feed.server_id = m.server_id;
+	m.feed.boot_epoch = (uint64_t)time(NULL);
+	if (feed_init(&m.loop, &m.feed) < 0)
+		return 1;
+	ctl_set_info(uv_hrtime(), m.conf.protocol);
+	health_init(&m.loop);
+
+	uv_signal_init(&m.loop, &m.sig_term);
+	uv_signal_init(&m.loop, &m.sig_int);
+	uv_signal_init(&m.loop, &m.sig_hup);
+	uv_signal_start(&m.sig_term, main_on_signal, SIGTERM);
+	uv_signal_start(&m.sig_int, main_on_signal, SIGINT);
+	uv_signal_start(&m.sig_hup, main_on_signal, SIGHUP);
+	signal(SIGPIPE, SIG_IGN);
+	uv_timer_init(&m.loop, &m.slab_tick);
+	uv_timer_start(&m.slab_tick, main_on_slab_tick, SLAB_TICK_MS, SLAB_TICK_MS);
+
+	log_info("fibd %s started: protocol %u, socket %s", FIBD_VERSION, m.conf.protocol,
+	    m.conf.socket);
+	uv_run(&m.loop, UV_RUN_DEFAULT);
+	uv_loop_close(&m.loop);
+	log_info("stopped");
+	return 0;
+}

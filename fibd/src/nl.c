@@ -1,0 +1,780 @@
+/*
+ * nl: the netlink writer and the link/address monitor.
+ *
+ * Write path. Routes wait on one FIFO write queue (intrusive, through qnext;
+ * R_QUEUED says a route is on it, so it is there at most once). The writer runs
+ * from an idle handle while there is work and room in the window: it pops routes,
+ * builds RTM_NEWROUTE or RTM_DELROUTE for each from the route's current `want`,
+ * appends them to one batch buffer and sends the batch in one send(). Each
+ * message carries NLM_F_ACK and its own sequence number; the ring of messages in
+ * flight is in sequence order, and so are the kernel's ACKs on this socket.
+ *
+ * A route is in flight at most once (R_INFLIGHT). A change made meanwhile only
+ * updates `want`; when the ACK arrives and want differs from what was sent, the
+ * route goes back on the queue. So ten changes cost at most two writes.
+ *
+ * Adds use NLM_F_CREATE with NLM_F_REPLACE for routes fibd installed itself, and
+ * NLM_F_EXCL for a key fibd has not installed (R_EXCL), so that a foreign route
+ * with the same key is never overwritten: that add fails with EEXIST. Deletes
+ * name fibd's rtm_protocol, so the kernel never deletes a foreign route for us;
+ * a delete of a route that is already gone (ESRCH) counts as done.
+ *
+ * Outcomes: success sets `have`; ENETUNREACH, ENODEV, ENETDOWN and EHOSTUNREACH
+ * park the route as WAITING until the monitor sees a link or address change;
+ * other errors park it as FAILED and retry with backoff (1 s doubling to 60 s).
+ * Parked routes sit in a vector (R_PARKED keeps them alive).
+ *
+ * Ownership: nl holds no route it did not get from nl_enqueue, and releases none;
+ * the done callback decides.
+ */
+#include <errno.h>
+#include <net/if.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <libmnl/libmnl.h>
+#include <linux/rtnetlink.h>
+
+#include "log.h"
+#include "nl.h"
+
+#define NL_RCVBUF (32 * 1024 * 1024)
+#define NL_TEXT_INTERN_MAX 1024
+#define NL_RUN_NS 10000000ull /* 10 ms per callback */
+
+enum op { OP_ADD_EXCL, OP_REPLACE, OP_DEL };
+
+struct inflight {
+	uint32_t seq;
+	uint8_t op;
+	struct route *r;
+	struct rattr *sent; /* reference; NULL for a delete */
+};
+
+static struct {
+	uv_loop_t *loop;
+	struct mnl_socket *wr;
+	struct mnl_socket *mon;
+	uv_poll_t wr_poll;
+	uv_poll_t mon_poll;
+	uv_idle_t kick;
+	uv_timer_t retry;
+	bool open;
+	bool kick_on;
+	int wr_events;
+	uint8_t protocol;
+	nl_done_cb done;
+	uint32_t seq;
+	struct route *qhead, *qtail;
+	uint64_t queued;
+	struct inflight ring[NL_WINDOW_MAX];
+	uint32_t ring_head, ring_n;
+	char batch[NL_BATCH_BYTES + 8192];
+	size_t batch_len;
+	struct route **parked;
+	size_t n_parked, cap_parked;
+	size_t failed_parked; /* parked as FAILED when the vector was last walked, or since */
+	uint64_t last_fail_ns;
+	uint32_t retry_ms;
+	uint32_t link_gen;
+	char rx[65536];
+	const char *texts[NL_TEXT_INTERN_MAX];
+	unsigned n_texts;
+	struct nl_stats st;
+} nl;
+
+static void nl_on_kick(uv_idle_t *h);
+static void nl_on_retry(uv_timer_t *h);
+
+static uint64_t
+now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* Kernel messages are few distinct strings: keep one copy of each. */
+static const char *
+intern_text(const char *s)
+{
+	char *copy;
+
+	if (!s || !*s)
+		return NULL;
+	for (unsigned i = 0; i < nl.n_texts; i++)
+		if (!strcmp(nl.texts[i], s))
+			return nl.texts[i];
+	if (nl.n_texts >= NL_TEXT_INTERN_MAX || !(copy = strdup(s)))
+		return NULL;
+	nl.texts[nl.n_texts++] = copy;
+	return copy;
+}
+
+/* ---- route flags, keeping the table's counters right ---- */
+
+static void
+set_state(struct route *r, uint8_t flag, bool on)
+{
+	struct rtable *t = table_at(r->rt);
+	bool was = r->flags & flag;
+
+	if (was == on)
+		return;
+	r->flags = on ? (uint8_t)(r->flags | flag) : (uint8_t)(r->flags & ~flag);
+	if (flag == R_FAILED)
+		t->n_failed += on ? 1 : (uint64_t)-1;
+	else if (flag == R_WAITING)
+		t->n_waiting += on ? 1 : (uint64_t)-1;
+}
+
+static void
+set_have(struct route *r, struct rattr *a)
+{
+	struct rtable *t = table_at(r->rt);
+
+	if (!r->have && a)
+		t->n_installed++;
+	else if (r->have && !a)
+		t->n_installed--;
+	rattr_unref(r->have);
+	r->have = a;
+}
+
+/* ---- queue ---- */
+
+static void
+kick(void)
+{
+	if (nl.open && !nl.kick_on) {
+		uv_idle_start(&nl.kick, nl_on_kick);
+		nl.kick_on = true;
+	}
+}
+
+void
+nl_enqueue(struct route *r)
+{
+	/* A new desired state is worth trying now, whatever failed before. */
+	set_state(r, R_FAILED, false);
+	set_state(r, R_WAITING, false);
+	if (r->flags & (R_QUEUED | R_INFLIGHT))
+		return; /* in flight: re-queued when its ACK shows want moved on */
+	r->flags |= R_QUEUED;
+	r->qnext = NULL;
+	if (nl.qtail)
+		nl.qtail->qnext = r;
+	else
+		nl.qhead = r;
+	nl.qtail = r;
+	nl.queued++;
+	kick();
+}
+
+static struct route *
+dequeue(void)
+{
+	struct route *r = nl.qhead;
+
+	if (!r)
+		return NULL;
+	nl.qhead = r->qnext;
+	if (!nl.qhead)
+		nl.qtail = NULL;
+	r->qnext = NULL;
+	r->flags &= (uint8_t)~R_QUEUED;
+	nl.queued--;
+	return r;
+}
+
+/* Put a route back at the head (it did not fit in this batch). */
+static void
+requeue_head(struct route *r)
+{
+	r->flags |= R_QUEUED;
+	r->qnext = nl.qhead;
+	nl.qhead = r;
+	if (!nl.qtail)
+		nl.qtail = r;
+	nl.queued++;
+}
+
+uint64_t
+nl_pending(void)
+{
+	return nl.queued + nl.ring_n;
+}
+
+static void
+finish(struct route *r, int err, const char *text)
+{
+	if (nl.done)
+		nl.done(r, err, text);
+}
+
+/* ---- parking ---- */
+
+static void
+park(struct route *r)
+{
+	if (r->flags & R_PARKED)
+		return;
+	if (nl.n_parked == nl.cap_parked) {
+		size_t cap = nl.cap_parked ? nl.cap_parked * 2 : 256;
+		struct route **p = realloc(nl.parked, cap * sizeof(*p));
+		if (!p) {
+			/* Cannot remember it: try again at once rather than lose it. */
+			log_warn("nl: out of memory parking a failed route; retrying it now");
+			nl_enqueue(r);
+			return;
+		}
+		nl.parked = p;
+		nl.cap_parked = cap;
+	}
+	nl.parked[nl.n_parked++] = r;
+	r->flags |= R_PARKED;
+	if (r->flags & R_FAILED) {
+		/* A failure after a quiet spell starts the backoff from the beginning. */
+		uint64_t now = now_ns();
+		if (now - nl.last_fail_ns > (uint64_t)NL_RETRY_MAX_MS * 2 * 1000000u)
+			nl.retry_ms = NL_RETRY_MIN_MS;
+		nl.last_fail_ns = now;
+		nl.failed_parked++;
+		if (!uv_is_active((uv_handle_t *)&nl.retry))
+			uv_timer_start(&nl.retry, nl_on_retry, nl.retry_ms, 0);
+	}
+}
+
+/*
+ * Walk the parked routes: those with `flag` go back on the queue; those no longer
+ * failed or waiting (their owner changed them) are dropped from the vector.
+ */
+static void
+unpark(uint8_t flag)
+{
+	size_t keep = 0;
+
+	nl.failed_parked = 0;
+
+	for (size_t i = 0; i < nl.n_parked; i++) {
+		struct route *r = nl.parked[i];
+		if ((r->flags & flag) || !(r->flags & (R_FAILED | R_WAITING))) {
+			r->flags &= (uint8_t)~R_PARKED;
+			if (r->flags & flag) {
+				nl.st.retries++;
+				nl_enqueue(r);
+			} else if (!(r->flags & (R_QUEUED | R_INFLIGHT))) {
+				finish(r, -1, NULL); /* let the owner release it if unused */
+			}
+			continue;
+		}
+		nl.failed_parked += (r->flags & R_FAILED) != 0;
+		nl.parked[keep++] = r;
+	}
+	nl.n_parked = keep;
+}
+
+static void
+nl_on_retry(uv_timer_t *h)
+{
+	(void)h;
+	unpark(R_FAILED);
+	/* Back off while routes keep failing; the next park re-arms the timer. */
+	nl.retry_ms = nl.retry_ms * 2 > NL_RETRY_MAX_MS ? NL_RETRY_MAX_MS : nl.retry_ms * 2;
+	if (nl.failed_parked)
+		uv_timer_start(&nl.retry, nl_on_retry, nl.retry_ms, 0);
+}
+
+/* ---- building messages ---- */
+
+static int
+ifindex_of(struct rnh *nh)
+{
+	if (!nh->ifname[0])
+		return 0;
+	if (nh->link_gen != nl.link_gen || nh->ifindex <= 0) {
+		nh->ifindex = (int)if_nametoindex(nh->ifname);
+		nh->link_gen = nl.link_gen;
+	}
+	return nh->ifindex;
+}
+
+static void
+put_gateway(struct nlmsghdr *nlh, unsigned route_fam, const struct rnh *nh)
+{
+	if (!nh->gw_family)
+		return;
+	if (nh->gw_family == route_fam) {
+		mnl_attr_put(nlh, RTA_GATEWAY, nh->gw_family == PS_FAM_V4 ? 4 : 16, nh->gw.b);
+	} else {
+		/* IPv4 route via an IPv6 gateway (RFC 5549). */
+		struct {
+			struct rtvia via;
+			uint8_t addr[16];
+		} v;
+		v.via.rtvia_family = AF_INET6;
+		memcpy(v.addr, nh->gw.b, 16);
+		mnl_attr_put(nlh, RTA_VIA, sizeof(v.via) + 16, &v);
+	}
+}
+
+/*
+ * Append the message for r at op to the batch. Returns 1 if appended, 0 if it does
+ * not fit, or -ENODEV if an interface named by a nexthop does not exist now.
+ */
+static int
+build(struct route *r, enum op op, uint32_t seq)
+{
+	struct rtable *t = table_at(r->rt);
+	struct rattr *a = r->want;
+	size_t room = sizeof(nl.batch) - nl.batch_len;
+	struct nlmsghdr *nlh;
+	struct rtmsg *rtm;
+	unsigned alen = t->family == PS_FAM_V4 ? 4 : 16;
+	bool any_gw = false;
+
+	/* The largest message (256 nexthops) is under 8 KiB; keep that much room. */
+	if (room < 8192)
+		return 0;
+	if (a)
+		for (unsigned i = 0; i < a->n_nh; i++)
+			if (a->nh[i].ifname[0] && ifindex_of(&a->nh[i]) <= 0)
+				return -ENODEV;
+
+	nlh = mnl_nlmsg_put_header(nl.batch + nl.batch_len);
+	nlh->nlmsg_type = op == OP_DEL ? RTM_DELROUTE : RTM_NEWROUTE;
+	nlh->nlmsg_flags = NLM_F_REQUEST | NLM_F_ACK;
+	if (op == OP_ADD_EXCL)
+		nlh->nlmsg_flags |= NLM_F_CREATE | NLM_F_EXCL;
+	else if (op == OP_REPLACE)
+		nlh->nlmsg_flags |= NLM_F_CREATE | NLM_F_REPLACE;
+	nlh->nlmsg_seq = seq;
+	rtm = mnl_nlmsg_put_extra_header(nlh, sizeof(*rtm));
+	rtm->rtm_family = t->family == PS_FAM_V4 ? AF_INET : AF_INET6;
+	rtm->rtm_dst_len = route_plen(r);
+	rtm->rtm_tos = r->tos;
+	rtm->rtm_table = t->id < 256 ? (uint8_t)t->id : RT_TABLE_UNSPEC;
+	rtm->rtm_protocol = nl.protocol;
+	mnl_attr_put_u32(nlh, RTA_TABLE, t->id);
+	mnl_attr_put(nlh, RTA_DST, alen, route_prefix(r)->b);
+	mnl_attr_put_u32(nlh, RTA_PRIORITY, r->metric);
+	if (op == OP_DEL) {
+		rtm->rtm_scope = RT_SCOPE_NOWHERE;
+		rtm->rtm_type = RTN_UNSPEC;
+		goto done;
+	}
+
+	rtm->rtm_type = a->type;
+	for (unsigned i = 0; i < a->n_nh; i++)
+		any_gw |= a->nh[i].gw_family != 0;
+	if (a->has & PS_RA_SCOPE)
+		rtm->rtm_scope = a->scope;
+	else
+		rtm->rtm_scope = a->type == PS_RT_UNICAST && !any_gw ? RT_SCOPE_LINK
+								     : RT_SCOPE_UNIVERSE;
+	if (a->n_nh == 1) {
+		const struct rnh *nh = &a->nh[0];
+		put_gateway(nlh, t->family, nh);
+		if (nh->ifindex > 0)
+			mnl_attr_put_u32(nlh, RTA_OIF, (uint32_t)nh->ifindex);
+		if (nh->flags & PS_NH_ONLINK)
+			rtm->rtm_flags |= RTNH_F_ONLINK;
+	} else if (a->n_nh > 1) {
+		struct nlattr *mp = mnl_attr_nest_start(nlh, RTA_MULTIPATH);
+		for (unsigned i = 0; i < a->n_nh; i++) {
+			const struct rnh *nh = &a->nh[i];
+			struct rtnexthop *rtnh = mnl_nlmsg_get_payload_tail(nlh);
+			nlh->nlmsg_len += RTNH_ALIGN(sizeof(*rtnh));
+			memset(rtnh, 0, sizeof(*rtnh));
+			rtnh->rtnh_hops = (uint8_t)(nh->weight - 1);
+			rtnh->rtnh_ifindex = nh->ifindex > 0 ? nh->ifindex : 0;
+			rtnh->rtnh_flags = (nh->flags & PS_NH_ONLINK) ? RTNH_F_ONLINK : 0;
+			put_gateway(nlh, t->family, nh);
+			rtnh->rtnh_len = (unsigned short)((char *)mnl_nlmsg_get_payload_tail(nlh) -
+			    (char *)rtnh);
+		}
+		mnl_attr_nest_end(nlh, mp);
+	}
+	if (a->has & PS_RA_PREFSRC)
+		mnl_attr_put(nlh, RTA_PREFSRC, alen, a->prefsrc.b);
+	if (a->has & PS_RA_REALM)
+		mnl_attr_put_u32(nlh, RTA_FLOW, a->realm);
+	if (a->has & PS_RA_MTU) {
+		struct nlattr *mx = mnl_attr_nest_start(nlh, RTA_METRICS);
+		mnl_attr_put_u32(nlh, RTAX_MTU, a->mtu);
+		mnl_attr_nest_end(nlh, mx);
+	}
+done:
+	nl.batch_len += nlh->nlmsg_len;
+	return 1;
+}
+
+/* ---- sending ---- */
+
+static void nl_on_wr(uv_poll_t *h, int status, int events);
+
+/* Send the pending batch. Returns 0 when sent (or nothing to send), -EAGAIN to wait. */
+static int
+flush(void)
+{
+	ssize_t n;
+
+	if (!nl.batch_len)
+		return 0;
+	n = mnl_socket_sendto(nl.wr, nl.batch, nl.batch_len);
+	if (n < 0) {
+		if (errno == EAGAIN || errno == EWOULDBLOCK || errno == ENOBUFS) {
+			nl.st.eagain++;
+			uv_poll_start(&nl.wr_poll, UV_READABLE | UV_WRITABLE, nl_on_wr);
+			nl.wr_events = UV_READABLE | UV_WRITABLE;
+			return -EAGAIN;
+		}
+		/* The kernel refused the whole batch: every message in it fails alike. */
+		log_warn_errno(errno, "nl: send of a %zu-byte batch failed", nl.batch_len);
+	}
+	nl.st.batches_sent++;
+	nl.batch_len = 0;
+	if (nl.wr_events & UV_WRITABLE) {
+		uv_poll_start(&nl.wr_poll, UV_READABLE, nl_on_wr);
+		nl.wr_events = UV_READABLE;
+	}
+	return 0;
+}
+
+/* One writer step: fill and send a batch, bounded by window, bytes and time. */
+static void
+nl_on_kick(uv_idle_t *h)
+{
+	uint64_t deadline = now_ns() + NL_RUN_NS;
+	(void)h;
+
+	while (now_ns() < deadline) {
+		uint32_t msgs = 0;
+		struct route *r;
+
+		if (flush() < 0)
+			break;
+		while (nl.ring_n < NL_WINDOW_MAX && (r = dequeue())) {
+			enum op op;
+			int rc;
+			if (r->flags & R_INFLIGHT)
+				continue;
+			if (r->want == r->have) {
+				finish(r, -1, NULL); /* nothing to write after all */
+				continue;
+			}
+			if (!r->want)
+				op = OP_DEL;
+			else if (!r->have && (r->flags & R_EXCL))
+				op = OP_ADD_EXCL;
+			else
+				op = OP_REPLACE;
+			rc = build(r, op, nl.seq + 1);
+			if (rc == 0) {
+				requeue_head(r);
+				break;
+			}
+			if (rc < 0) {
+				/* An interface is missing: wait for it like an unreachable nexthop. */
+				r->err = ENODEV;
+				r->errtext = intern_text("interface does not exist");
+				set_state(r, R_WAITING, true);
+				park(r);
+				finish(r, ENODEV, r->errtext);
+				continue;
+			}
+			nl.seq++;
+			{
+				struct inflight *f = &nl.ring[(nl.ring_head + nl.ring_n) % NL_WINDOW_MAX];
+				f->seq = nl.seq;
+				f->op = (uint8_t)op;
+				f->r = r;
+				f->sent = rattr_ref(op == OP_DEL ? NULL : r->want);
+				nl.ring_n++;
+			}
+			r->flags |= R_INFLIGHT;
+			msgs++;
+			nl.st.msgs_sent++;
+			if (op == OP_DEL)
+				nl.st.deletes++;
+			else if (op == OP_REPLACE)
+				nl.st.replaces++;
+			else
+				nl.st.adds++;
+			if (nl.batch_len >= NL_BATCH_BYTES)
+				break;
+		}
+		if (!msgs && !nl.batch_len)
+			break;
+		if (flush() < 0)
+			break;
+		if (nl.ring_n >= NL_WINDOW_MAX || !nl.qhead)
+			break;
+	}
+	if ((!nl.qhead || nl.ring_n >= NL_WINDOW_MAX) && !nl.batch_len) {
+		uv_idle_stop(&nl.kick);
+		nl.kick_on = false;
+	}
+}
+
+/* ---- ACKs ---- */
+
+struct ack_attrs {
+	const char *msg;
+};
+
+static int
+ack_attr_cb(const struct nlattr *attr, void *data)
+{
+	struct ack_attrs *a = data;
+
+	if (mnl_attr_get_type(attr) == NLMSGERR_ATTR_MSG &&
+	    mnl_attr_validate(attr, MNL_TYPE_NUL_STRING) >= 0)
+		a->msg = mnl_attr_get_str(attr);
+	return MNL_CB_OK;
+}
+
+static bool
+unreachable_errno(int err)
+{
+	return err == ENETUNREACH || err == ENODEV || err == ENETDOWN || err == EHOSTUNREACH;
+}
+
+static void
+handle_ack(const struct nlmsghdr *nlh)
+{
+	const struct nlmsgerr *e = mnl_nlmsg_get_payload(nlh);
+	struct ack_attrs aa = { NULL };
+	struct inflight f;
+	struct route *r;
+	int err;
+
+	if (nlh->nlmsg_len < mnl_nlmsg_size(sizeof(*e)))
+		return;
+	err = -e->error;
+	if (nl.ring_n == 0 || nl.ring[nl.ring_head].seq != nlh->nlmsg_seq) {
+		log_warn("nl: ACK for sequence %u does not match the window", nlh->nlmsg_seq);
+		return;
+	}
+	f = nl.ring[nl.ring_head];
+	nl.ring_head = (nl.ring_head + 1) % NL_WINDOW_MAX;
+	nl.ring_n--;
+	nl.st.acks++;
+
+	if (err && (nlh->nlmsg_flags & NLM_F_ACK_TLVS)) {
+		size_t off = sizeof(*e);
+		if (!(nlh->nlmsg_flags & NLM_F_CAPPED))
+			off += e->msg.nlmsg_len - sizeof(struct nlmsghdr);
+		if (mnl_nlmsg_size(off) <= nlh->nlmsg_len)
+			mnl_attr_parse(nlh, (unsigned)off, ack_attr_cb, &aa);
+	}
+
+	r = f.r;
+	r->flags &= (uint8_t)~R_INFLIGHT;
+	if (f.op == OP_DEL && err == ESRCH)
+		err = 0; /* already gone: the delete is done */
+	if (!err) {
+		/* Once gone, the key may be taken by a foreign route: add with EXCL again. */
+		if (f.op == OP_DEL) {
+			set_have(r, NULL);
+			r->flags |= R_EXCL;
+		} else {
+			set_have(r, rattr_ref(f.sent));
+			r->flags &= (uint8_t)~R_EXCL;
+		}
+		r->err = 0;
+		r->errtext = NULL;
+		set_state(r, R_FAILED, false);
+		set_state(r, R_WAITING, false);
+		if (r->want != r->have)
+			nl_enqueue(r);
+	} else {
+		nl.st.errors++;
+		r->err = (uint16_t)err;
+		r->errtext = intern_text(aa.msg);
+		if (r->want != f.sent) {
+			/* It changed meanwhile: write the new state instead of parking. */
+			nl_enqueue(r);
+		} else {
+			set_state(r, unreachable_errno(err) ? R_WAITING : R_FAILED, true);
+			park(r);
+		}
+	}
+	rattr_unref(f.sent);
+	finish(r, err, r->errtext);
+}
+
+/*
+ * Every message in flight is lost (receive overrun): send them all again. An add
+ * that did land is replaced by itself; one sent with EXCL may now fail with EEXIST,
+ * which the next scan (the sync engine) resolves.
+ */
+static void
+lose_window(void)
+{
+	log_warn("nl: %u ACKs lost (receive buffer overrun); writing those routes again",
+	    nl.ring_n);
+	while (nl.ring_n) {
+		struct inflight *f = &nl.ring[nl.ring_head];
+		nl.ring_head = (nl.ring_head + 1) % NL_WINDOW_MAX;
+		nl.ring_n--;
+		f->r->flags &= (uint8_t)~R_INFLIGHT;
+		rattr_unref(f->sent);
+		nl_enqueue(f->r);
+	}
+}
+
+static void
+nl_on_wr(uv_poll_t *h, int status, int events)
+{
+	(void)h;
+	if (status < 0)
+		return;
+	if (events & UV_READABLE) {
+		for (int i = 0; i < NL_RECV_BUDGET; i++) {
+			ssize_t n = mnl_socket_recvfrom(nl.wr, nl.rx, sizeof(nl.rx));
+			const struct nlmsghdr *nlh;
+			size_t len;
+			if (n < 0) {
+				if (errno == ENOBUFS)
+					lose_window();
+				break;
+			}
+			len = (size_t)n;
+			for (nlh = (const struct nlmsghdr *)nl.rx; mnl_nlmsg_ok(nlh, (int)len);
+			     nlh = mnl_nlmsg_next(nlh, (int *)&len))
+				if (nlh->nlmsg_type == NLMSG_ERROR)
+					handle_ack(nlh);
+		}
+	}
+	if (events & UV_WRITABLE)
+		flush();
+	if (nl.qhead && nl.ring_n < NL_WINDOW_MAX)
+		kick();
+}
+
+/* ---- monitor ---- */
+
+static void
+nl_on_mon(uv_poll_t *h, int status, int events)
+{
+	bool changed = false;
+	(void)h;
+	(void)events;
+
+	if (status < 0)
+		return;
+	for (int i = 0; i < NL_RECV_BUDGET; i++) {
+		ssize_t n = mnl_socket_recvfrom(nl.mon, nl.rx, sizeof(nl.rx));
+		if (n < 0) {
+			if (errno == ENOBUFS) {
+				/* Events were lost: assume that something changed. */
+				nl.st.monitor_overruns++;
+				changed = true;
+				continue;
+			}
+			break;
+		}
+		nl.st.monitor_events++;
+		changed = true;
+	}
+	if (changed) {
+		nl.link_gen++;
+		unpark(R_WAITING);
+	}
+}
+
+/* ---- setup ---- */
+
+static int
+open_socket(struct mnl_socket **ret, unsigned groups)
+{
+	struct mnl_socket *s = mnl_socket_open2(NETLINK_ROUTE, SOCK_NONBLOCK | SOCK_CLOEXEC);
+	int one = 1, size = NL_RCVBUF;
+
+	if (!s)
+		return -errno;
+	if (mnl_socket_bind(s, groups, MNL_SOCKET_AUTOPID) < 0) {
+		int err = -errno;
+		mnl_socket_close(s);
+		return err;
+	}
+	mnl_socket_setsockopt(s, NETLINK_EXT_ACK, &one, sizeof(one));
+	mnl_socket_setsockopt(s, NETLINK_CAP_ACK, &one, sizeof(one));
+	/* A large receive buffer for a window of ACKs; FORCE needs CAP_NET_ADMIN. */
+	if (setsockopt(mnl_socket_get_fd(s), SOL_SOCKET, SO_RCVBUFFORCE, &size, sizeof(size)) < 0)
+		setsockopt(mnl_socket_get_fd(s), SOL_SOCKET, SO_RCVBUF, &size, sizeof(size));
+	*ret = s;
+	return 0;
+}
+
+int
+nl_init(uv_loop_t *loop, uint8_t protocol, nl_done_cb done)
+{
+	int r;
+
+	memset(&nl.st, 0, sizeof(nl.st));
+	nl.loop = loop;
+	nl.protocol = protocol;
+	nl.done = done;
+	nl.retry_ms = NL_RETRY_MIN_MS;
+	nl.seq = (uint32_t)time(NULL);
+	if ((r = open_socket(&nl.wr, 0)) < 0)
+		return r;
+	if ((r = open_socket(&nl.mon, RTMGRP_LINK | RTMGRP_IPV4_IFADDR | RTMGRP_IPV6_IFADDR)) < 0) {
+		mnl_socket_close(nl.wr);
+		return r;
+	}
+	uv_poll_init(loop, &nl.wr_poll, mnl_socket_get_fd(nl.wr));
+	uv_poll_init(loop, &nl.mon_poll, mnl_socket_get_fd(nl.mon));
+	uv_idle_init(loop, &nl.kick);
+	uv_timer_init(loop, &nl.retry);
+	uv_poll_start(&nl.wr_poll, UV_READABLE, nl_on_wr);
+	nl.wr_events = UV_READABLE;
+	uv_poll_start(&nl.mon_poll, UV_READABLE, nl_on_mon);
+	nl.open = true;
+	if (nl.qhead)
+		kick();
+	return 0;
+}
+
+void
+nl_set_protocol(uint8_t protocol)
+{
+	nl.protocol = protocol;
+}
+
+void
+nl_close(void)
+{
+	if (!nl.open)
+		return;
+	nl.open = false;
+	uv_close((uv_handle_t *)&nl.wr_poll, NULL);
+	uv_close((uv_handle_t *)&nl.mon_poll, NULL);
+	uv_close((uv_handle_t *)&nl.kick, NULL);
+	uv_close((uv_handle_t *)&nl.retry, NULL);
+	mnl_socket_close(nl.wr);
+	mnl_socket_close(nl.mon);
+	for (; nl.ring_n; nl.ring_n--) {
+		rattr_unref(nl.ring[nl.ring_head].sent);
+		nl.ring_head = (nl.ring_head + 1) % NL_WINDOW_MAX;
+	}
+	free(nl.parked);
+	nl.parked = NULL;
+	nl.n_parked = nl.cap_parked = 0;
+	for (unsigned i = 0; i < nl.n_texts; i++)
+		free((void *)(uintptr_t)nl.texts[i]);
+	nl.n_texts = 0;
+}
+
+void
+nl_get_stats(struct nl_stats *ret)
+{
+	*ret = nl.st;
+	ret->inflight = nl.ring_n;
+	ret->window = NL_WINDOW_MAX;
+	ret->queued = nl.queued;
+	ret->parked = nl.n_parked;
+}

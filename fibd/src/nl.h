@@ -1,0 +1,68 @@
+/*
+ * nl: fibd's netlink writer. Routes put on the write queue (nl_enqueue) are
+ * written in batches, many messages per send, each with its own sequence number
+ * and NLM_F_ACK, with a bounded window in flight; ACKs are matched by sequence.
+ * The outcome lands on the route (have, err, errtext, flags) and is reported
+ * through the done callback.
+ *
+ * Also a monitor socket on the link and address groups: a change there retries
+ * the routes that wait for an unreachable nexthop.
+ */
+#ifndef FIBD_NL_H
+#define FIBD_NL_H
+
+#include <stdint.h>
+
+#include <uv.h>
+
+#include "table.h"
+
+#define NL_WINDOW_MAX 8192       /* route messages in flight */
+#define NL_BATCH_BYTES (64 * 1024) /* bytes per sendmsg */
+#define NL_RECV_BUDGET 32        /* datagrams read per callback */
+#define NL_RETRY_MIN_MS 1000
+#define NL_RETRY_MAX_MS 60000
+
+/*
+ * The outcome of one write: err is 0 or a positive errno; text is the kernel's
+ * extended-ACK message (interned, never freed) or NULL. The callee may release
+ * the route.
+ */
+typedef void (*nl_done_cb)(struct route *r, int err, const char *text);
+
+struct nl_stats {
+	uint64_t msgs_sent;
+	uint64_t batches_sent;
+	uint64_t acks;
+	uint64_t errors;
+	uint64_t adds;
+	uint64_t replaces;
+	uint64_t deletes;
+	uint64_t eagain;
+	uint64_t retries;
+	uint64_t monitor_events;
+	uint64_t monitor_overruns;
+	uint32_t inflight;
+	uint32_t window;
+	uint64_t queued;
+	uint64_t parked;
+};
+
+/* nl_init - open the sockets (needs CAP_NET_ADMIN). Returns 0 or -errno. */
+int nl_init(uv_loop_t *loop, uint8_t protocol, nl_done_cb done);
+
+/* nl_close - stop and close the sockets; routes in flight stay as they are. */
+void nl_close(void);
+
+/* nl_set_protocol - the rtm_protocol fibd's routes carry. */
+void nl_set_protocol(uint8_t protocol);
+
+/* nl_enqueue - put a route on the write queue (once) and wake the writer. */
+void nl_enqueue(struct route *r);
+
+/* nl_pending - routes queued or in flight. */
+uint64_t nl_pending(void);
+
+void nl_get_stats(struct nl_stats *ret);
+
+#endif
