@@ -21,7 +21,7 @@ skip_all() { # reason
 	exit 0
 }
 
-diag() { echo "# $*"; }
+diag() { printf '%s\n' "$*" | sed 's/^/# /'; }
 
 ok() { # description
 	_tap_n=$((_tap_n + 1))
@@ -143,3 +143,38 @@ _cleanup() {
 }
 trap _cleanup EXIT
 trap 'exit 130' INT TERM
+
+# ---- fibd helpers ----
+
+FIBD=${BUILD_DIR:-build}/fibd/fibd
+FIBCTL=${BUILD_DIR:-build}/fibd/fibctl/fibctl
+
+require_fibd() {
+	[ -x "$FIBD" ] && [ -x "$FIBCTL" ] || skip_all "fibd or fibctl not built (BUILD_DIR=${BUILD_DIR:-})"
+}
+
+# start_fibd VAR NS SOCKET [fibd options...]: fibd in the foreground inside NS,
+# logging to $SOCKET.log; waits until it answers fibctl status.
+start_fibd() {
+	local var=$1 ns=$2 sock=$3
+	shift 3
+	start_bg "$var" ip netns exec "$ns" "$FIBD" -f -s "$sock" "$@" 2>>"$sock.log"
+	wait_until 10 ip netns exec "$ns" "$FIBCTL" -s "$sock" status
+}
+
+# fibctl_in NS SOCKET ARGS...: fibctl inside a namespace.
+fibctl_in() {
+	local ns=$1 sock=$2
+	shift 2
+	ip netns exec "$ns" "$FIBCTL" -s "$sock" "$@"
+}
+
+# kernel_routes NS TABLE: fibd's routes (proto 12) of one table, both families,
+# one per line in a canonical text form, sorted.
+kernel_routes() {
+	local ns=$1 table=$2
+	{
+		ip -n "$ns" -4 -j route show table "$table" proto 12
+		ip -n "$ns" -6 -j route show table "$table" proto 12
+	} | python3 "$(dirname "${BASH_SOURCE[0]}")/routes.py" canon-json
+}

@@ -104,8 +104,10 @@ status_text(struct text *t)
 		    (unsigned long long)rt->n_installed, (unsigned long long)rt->n_failed,
 		    (unsigned long long)rt->n_waiting);
 	}
-	tprintf(t, "netlink: queued %llu, in flight %u/%u, parked %llu\n",
-	    (unsigned long long)ns.queued, ns.inflight, ns.window, (unsigned long long)ns.parked);
+	tprintf(t, "netlink: queued %llu, in flight %u/%u, parked %llu, batch %u bytes, "
+		   "longest send %llu us\n",
+	    (unsigned long long)ns.queued, ns.inflight, ns.window, (unsigned long long)ns.parked,
+	    ns.batch_limit, (unsigned long long)ns.send_max_us);
 	tprintf(t, "  messages %llu in %llu batches (adds %llu, replaces %llu, deletes %llu), "
 		   "errors %llu, retries %llu, send waits %llu\n",
 	    (unsigned long long)ns.msgs_sent, (unsigned long long)ns.batches_sent,
@@ -119,9 +121,12 @@ status_text(struct text *t)
 	    (unsigned long long)fs.msgs_in, (unsigned long long)fs.routes_in,
 	    (unsigned long long)fs.withdraws_in, (unsigned long long)fs.conflicts,
 	    (unsigned long long)fs.status_sent, (unsigned long long)fs.sessions_failed);
-	tprintf(t, "loop: lag p99 %.2f ms, max %.2f ms (last minute); longest iteration %.2f ms; "
-		   "all-time max lag %.2f ms, iteration %.2f ms\n",
-	    hs.lag_p99_ms, hs.lag_max_ms, hs.busy_max_ms, hs.lag_max_all_ms, hs.busy_max_all_ms);
+	tprintf(t, "loop: lag p99 %.2f ms, max %.2f ms, longest iteration %.2f ms, longest callback "
+		   "%.2f ms (%s) in the last minute;\n      all time: lag max %.2f ms, iteration %.2f ms, "
+		   "callback %.2f ms (%s)\n",
+	    hs.lag_p99_ms, hs.lag_max_ms, hs.busy_max_ms, hs.cb_max_ms,
+	    hs.cb_max_name ? hs.cb_max_name : "-", hs.lag_max_all_ms, hs.busy_max_all_ms,
+	    hs.cb_max_all_ms, hs.cb_max_all_name ? hs.cb_max_all_name : "-");
 	for (int i = 0; i < 2; i++) {
 		const struct slab_stats *s = i ? &sn : &sr;
 		tprintf(t, "slab %s: %llu live of %zu bytes, pages full %llu partial %llu empty %llu "
@@ -219,8 +224,11 @@ status_json(struct text *t)
 	    (unsigned long long)fs.status_sent, (unsigned long long)fs.sessions_failed);
 	tprintf(t,
 	    "\"loop\":{\"lag_p99_ms\":%.3f,\"lag_max_ms\":%.3f,\"iteration_max_ms\":%.3f,"
-	    "\"lag_max_all_ms\":%.3f,\"iteration_max_all_ms\":%.3f},",
-	    hs.lag_p99_ms, hs.lag_max_ms, hs.busy_max_ms, hs.lag_max_all_ms, hs.busy_max_all_ms);
+	    "\"callback_max_ms\":%.3f,\"callback_max\":\"%s\",\"lag_max_all_ms\":%.3f,"
+	    "\"iteration_max_all_ms\":%.3f,\"callback_max_all_ms\":%.3f,\"callback_max_all\":\"%s\"},",
+	    hs.lag_p99_ms, hs.lag_max_ms, hs.busy_max_ms, hs.cb_max_ms,
+	    hs.cb_max_name ? hs.cb_max_name : "", hs.lag_max_all_ms, hs.busy_max_all_ms,
+	    hs.cb_max_all_ms, hs.cb_max_all_name ? hs.cb_max_all_name : "");
 	tprintf(t, "\"slabs\":[");
 	json_slab(t, &sr);
 	tprintf(t, ",");

@@ -32,6 +32,7 @@
 
 #include "ctl.h"
 #include "feed.h"
+#include "health.h"
 #include "log.h"
 #include "nl.h"
 
@@ -238,6 +239,7 @@ static void
 feed_on_sweep(uv_idle_t *h)
 {
 	unsigned budget = FEED_SWEEP_BUDGET;
+	uint64_t t0 = health_cb_begin();
 	(void)h;
 
 	while (fd.sweeps && budget) {
@@ -261,6 +263,7 @@ feed_on_sweep(uv_idle_t *h)
 	}
 	if (!fd.sweeps)
 		uv_idle_stop(&fd.sweeper);
+	health_cb_end(t0, "feed sweep");
 }
 
 static void
@@ -291,6 +294,7 @@ static void
 session_on_written(uv_write_t *req, int status)
 {
 	struct session *s = req->data;
+	uint64_t t0 = health_cb_begin();
 
 	s->writing = false;
 	s->wbuf.len = 0;
@@ -299,6 +303,7 @@ session_on_written(uv_write_t *req, int status)
 		s->out.len = 0;
 	}
 	session_flush(s);
+	health_cb_end(t0, "feed write");
 }
 
 static void session_on_read(uv_stream_t *st, ssize_t n, const uv_buf_t *buf);
@@ -676,6 +681,7 @@ session_on_read(uv_stream_t *st, ssize_t n, const uv_buf_t *buf)
 {
 	struct session *s = st->data;
 	const struct ps_msg *m;
+	uint64_t t0 = health_cb_begin();
 	int r;
 
 	(void)buf;
@@ -699,6 +705,7 @@ session_on_read(uv_stream_t *st, ssize_t n, const uv_buf_t *buf)
 		return;
 	}
 	session_flush(s);
+	health_cb_end(t0, "feed read");
 }
 
 static void

@@ -25,7 +25,30 @@ static struct {
 	double lag_max_all, busy_max_all;
 	uint64_t iterations;
 	int have_last;
+	double cb_max, last_cb_max, cb_max_all;
+	const char *cb_name, *last_cb_name, *cb_all_name;
 } h;
+
+uint64_t
+health_cb_begin(void)
+{
+	return uv_hrtime();
+}
+
+void
+health_cb_end(uint64_t begin, const char *name)
+{
+	double ms = (double)(uv_hrtime() - begin) / 1e6;
+
+	if (ms > h.cb_max) {
+		h.cb_max = ms;
+		h.cb_name = name;
+	}
+	if (ms > h.cb_max_all) {
+		h.cb_max_all = ms;
+		h.cb_all_name = name;
+	}
+}
 
 static int
 cmp_double(const void *a, const void *b)
@@ -62,9 +85,12 @@ health_on_tick(uv_timer_t *t)
 		h.last_p99 = p99(h.lag, h.n_lag);
 		h.last_lag_max = h.lag_max;
 		h.last_busy_max = h.busy_max;
+		h.last_cb_max = h.cb_max;
+		h.last_cb_name = h.cb_name;
 		h.have_last = 1;
 		h.n_lag = 0;
-		h.lag_max = h.busy_max = 0;
+		h.lag_max = h.busy_max = h.cb_max = 0;
+		h.cb_name = NULL;
 	}
 	h.expected_ns = now + (uint64_t)HEALTH_TICK_MS * 1000000u;
 	uv_timer_start(t, health_on_tick, HEALTH_TICK_MS, 0);
@@ -123,7 +149,11 @@ health_get(struct health_stats *ret)
 		ret->lag_p99_ms = h.last_p99;
 		ret->lag_max_ms = h.last_lag_max;
 		ret->busy_max_ms = h.last_busy_max;
+		ret->cb_max_ms = h.last_cb_max;
+		ret->cb_max_name = h.last_cb_name;
 	} else {
+		ret->cb_max_ms = h.cb_max;
+		ret->cb_max_name = h.cb_name;
 		ret->lag_p99_ms = p99(h.lag, h.n_lag);
 		ret->lag_max_ms = h.lag_max;
 		ret->busy_max_ms = h.busy_max;
@@ -131,4 +161,6 @@ health_get(struct health_stats *ret)
 	ret->lag_max_all_ms = h.lag_max_all;
 	ret->busy_max_all_ms = h.busy_max_all;
 	ret->iterations = h.iterations;
+	ret->cb_max_all_ms = h.cb_max_all;
+	ret->cb_max_all_name = h.cb_all_name;
 }

@@ -11,6 +11,13 @@
 
 #include <uv.h>
 
+/*
+ * Callbacks that may do real work bracket it with health_cb_begin/end, so that
+ * the longest one is known by name.
+ */
+uint64_t health_cb_begin(void);
+void health_cb_end(uint64_t begin, const char *name);
+
 struct health_stats {
 	double lag_p99_ms;  /* over the last full minute (or so far, in the first) */
 	double lag_max_ms;
@@ -18,6 +25,10 @@ struct health_stats {
 	double lag_max_all_ms;
 	double busy_max_all_ms;
 	uint64_t iterations;
+	double cb_max_ms;         /* longest bracketed callback, last minute */
+	const char *cb_max_name;
+	double cb_max_all_ms;
+	const char *cb_max_all_name;
 };
 
 void health_init(uv_loop_t *loop);

@@ -36,12 +36,20 @@
 #include <libmnl/libmnl.h>
 #include <linux/rtnetlink.h>
 
+#include "health.h"
 #include "log.h"
 #include "nl.h"
 
 #define NL_RCVBUF (32 * 1024 * 1024)
 #define NL_TEXT_INTERN_MAX 1024
 #define NL_RUN_NS 10000000ull /* 10 ms per callback */
+/*
+ * The kernel applies a whole batch inside send(), so one send is one slice of
+ * our callback. Batches shrink when a send takes longer than this and grow back
+ * when sends are quick.
+ */
+#define NL_SEND_TARGET_NS 2000000ull
+#define NL_BATCH_MIN 4096
 
 enum op { OP_ADD_EXCL, OP_REPLACE, OP_DEL };
 
@@ -72,6 +80,7 @@ static struct {
 	uint32_t ring_head, ring_n;
 	char batch[NL_BATCH_BYTES + 8192];
 	size_t batch_len;
+	size_t batch_limit; /* adapts so that one send stays near NL_SEND_TARGET_NS */
 	struct route **parked;
 	size_t n_parked, cap_parked;
 	size_t failed_parked; /* parked as FAILED when the vector was last walked, or since */
@@ -420,9 +429,22 @@ flush(void)
 {
 	ssize_t n;
 
+	uint64_t t0;
+
 	if (!nl.batch_len)
 		return 0;
+	t0 = now_ns();
 	n = mnl_socket_sendto(nl.wr, nl.batch, nl.batch_len);
+	if (n >= 0) {
+		uint64_t dt = now_ns() - t0;
+		if (dt / 1000 > nl.st.send_max_us)
+			nl.st.send_max_us = dt / 1000;
+		if (dt > 2 * NL_SEND_TARGET_NS && nl.batch_limit > NL_BATCH_MIN)
+			nl.batch_limit /= 2;
+		else if (dt < NL_SEND_TARGET_NS / 2 && nl.batch_len >= nl.batch_limit &&
+		    nl.batch_limit < NL_BATCH_BYTES)
+			nl.batch_limit += nl.batch_limit / 4;
+	}
 	if (n < 0) {
 		if (errno == EAGAIN || errno == EWOULDBLOCK || errno == ENOBUFS) {
 			nl.st.eagain++;
@@ -447,6 +469,7 @@ static void
 nl_on_kick(uv_idle_t *h)
 {
 	uint64_t deadline = now_ns() + NL_RUN_NS;
+	uint64_t t0 = health_cb_begin();
 	(void)h;
 
 	while (now_ns() < deadline) {
@@ -502,7 +525,7 @@ nl_on_kick(uv_idle_t *h)
 				nl.st.replaces++;
 			else
 				nl.st.adds++;
-			if (nl.batch_len >= NL_BATCH_BYTES)
+			if (nl.batch_len >= nl.batch_limit)
 				break;
 		}
 		if (!msgs && !nl.batch_len)
@@ -516,6 +539,7 @@ nl_on_kick(uv_idle_t *h)
 		uv_idle_stop(&nl.kick);
 		nl.kick_on = false;
 	}
+	health_cb_end(t0, "netlink write");
 }
 
 /* ---- ACKs ---- */
@@ -628,6 +652,7 @@ lose_window(void)
 static void
 nl_on_wr(uv_poll_t *h, int status, int events)
 {
+	uint64_t t0 = health_cb_begin();
 	(void)h;
 	if (status < 0)
 		return;
@@ -652,6 +677,7 @@ nl_on_wr(uv_poll_t *h, int status, int events)
 		flush();
 	if (nl.qhead && nl.ring_n < NL_WINDOW_MAX)
 		kick();
+	health_cb_end(t0, "netlink ACKs");
 }
 
 /* ---- monitor ---- */
@@ -719,6 +745,7 @@ nl_init(uv_loop_t *loop, uint8_t protocol, nl_done_cb done)
 	nl.protocol = protocol;
 	nl.done = done;
 	nl.retry_ms = NL_RETRY_MIN_MS;
+	nl.batch_limit = NL_BATCH_BYTES / 2;
 	nl.seq = (uint32_t)time(NULL);
 	if ((r = open_socket(&nl.wr, 0)) < 0)
 		return r;
@@ -777,4 +804,5 @@ nl_get_stats(struct nl_stats *ret)
 	ret->window = NL_WINDOW_MAX;
 	ret->queued = nl.queued;
 	ret->parked = nl.n_parked;
+	ret->batch_limit = (uint32_t)nl.batch_limit;
 }

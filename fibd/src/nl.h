@@ -18,7 +18,7 @@
 #include "table.h"
 
 #define NL_WINDOW_MAX 8192       /* route messages in flight */
-#define NL_BATCH_BYTES (64 * 1024) /* bytes per sendmsg */
+#define NL_BATCH_BYTES (64 * 1024) /* bytes per sendmsg, at most */
 #define NL_RECV_BUDGET 32        /* datagrams read per callback */
 #define NL_RETRY_MIN_MS 1000
 #define NL_RETRY_MAX_MS 60000
@@ -44,6 +44,8 @@ struct nl_stats {
 	uint64_t monitor_overruns;
 	uint32_t inflight;
 	uint32_t window;
+	uint32_t batch_limit;
+	uint64_t send_max_us; /* longest single send (the kernel applies a batch inside it) */
 	uint64_t queued;
 	uint64_t parked;
 };

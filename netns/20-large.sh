@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# A large feed: 400,000 IPv4 and 100,000 IPv6 routes from fibctl feed into fibd;
+# the kernel's table is compared exactly with what was fed. Then half of them go
+# in a second generation, and the table is compared again.
+set -u
+. "$(dirname "$0")/lib.sh"
+
+require_root
+require_fibd
+tap_plan 5
+
+N4=${LARGE_V4:-400000}
+N6=${LARGE_V6:-100000}
+ns_new NS l
+ip -n "$NS" link add va type veth peer name vb
+ip -n "$NS" link set va up
+ip -n "$NS" link set vb up
+ip -n "$NS" addr add 198.51.100.2/24 dev va
+ip -n "$NS" addr add 2001:db8:ff::2/64 dev va nodad
+SOCK=$(mktemp -u /tmp/fibd-test.XXXXXX).sock
+W=$(mktemp -d)
+start_fibd FIBD_PID "$NS" "$SOCK" || { not_ok "fibd starts"; exit 1; }
+
+python3 "$(dirname "$0")/routes.py" gen "$N4" "$N6" va 198.51.100.1 2001:db8:ff::1 3 >"$W/all.routes"
+out=$(fibctl_in "$NS" "$SOCK" feed --wait --name large --table 100 "$W/all.routes" 2>&1)
+diag "$out"
+check "feed --wait: $((N4 + N6)) routes installed, none failed" \
+	grep -q "installed $((N4 + N6)), removed 0, failed 0, waiting 0, rejected 0" <<<"$out"
+python3 "$(dirname "$0")/routes.py" canon-text "$W/all.routes" >"$W/want"
+kernel_routes "$NS" 100 >"$W/have"
+check "the kernel's table equals the feed exactly" cmp -s "$W/want" "$W/have"
+
+# Second generation: every other route.
+awk 'NR % 2' "$W/all.routes" >"$W/half.routes"
+out=$(fibctl_in "$NS" "$SOCK" feed --wait --name large --table 100 "$W/half.routes" 2>&1)
+diag "$out"
+check "a generation with half of them removes the other half" \
+	grep -q "removed $(( (N4 + N6) / 2 ))" <<<"$out"
+python3 "$(dirname "$0")/routes.py" canon-text "$W/half.routes" >"$W/want"
+kernel_routes "$NS" 100 >"$W/have"
+check "the kernel's table equals the second generation exactly" cmp -s "$W/want" "$W/have"
+status=$(fibctl_in "$NS" "$SOCK" status)
+diag "$(grep -E 'loop:|slab|netlink|messages' <<<"$status")"
+check "status counts the routes installed" grep -Eq "^  100 +inet +$(( N4 / 2 )) +$(( N4 / 2 )) " <<<"$status"
+stop_pid "$FIBD_PID" TERM
+rm -rf "$W" "$SOCK" "$SOCK.log"
