@@ -1,0 +1,94 @@
+/*
+ * A stand-in for fibd's netlink writer in unit tests of the session logic: it
+ * keeps the write queue as nl.c does (a route is queued once; a change while
+ * queued costs nothing more) and lets the test decide each write's outcome.
+ */
+#include <stdlib.h>
+
+#include "nl.h"
+#include "nl_fake.h"
+
+static nl_done_cb done_cb;
+static struct route *qhead, *qtail;
+static uint64_t queued;
+unsigned fake_nl_writes;
+unsigned fake_nl_enqueues;
+
+int
+nl_init(uv_loop_t *loop, uint8_t protocol, nl_done_cb done)
+{
+	(void)loop;
+	(void)protocol;
+	done_cb = done;
+	return 0;
+}
+
+void
+nl_close(void)
+{
+}
+
+void
+nl_set_protocol(uint8_t protocol)
+{
+	(void)protocol;
+}
+
+void
+nl_enqueue(struct route *r)
+{
+	fake_nl_enqueues++;
+	r->flags &= (uint8_t)~(R_FAILED | R_WAITING);
+	if (r->flags & R_QUEUED)
+		return;
+	r->flags |= R_QUEUED;
+	r->qnext = NULL;
+	if (qtail)
+		qtail->qnext = r;
+	else
+		qhead = r;
+	qtail = r;
+	queued++;
+}
+
+uint64_t
+nl_pending(void)
+{
+	return queued;
+}
+
+void
+nl_get_stats(struct nl_stats *ret)
+{
+	(void)ret;
+}
+
+unsigned
+fake_nl_complete(int err)
+{
+	unsigned n = 0;
+
+	while (qhead) {
+		struct route *r = qhead;
+		qhead = r->qnext;
+		if (!qhead)
+			qtail = NULL;
+		r->flags &= (uint8_t)~R_QUEUED;
+		queued--;
+		n++;
+		if (r->want == r->have) {
+			done_cb(r, -1, NULL);
+			continue;
+		}
+		fake_nl_writes++;
+		if (!err) {
+			rattr_unref(r->have);
+			r->have = rattr_ref(r->want);
+		} else {
+			r->err = (uint16_t)err;
+			r->flags |= R_FAILED;
+		}
+		done_cb(r, err, NULL);
+	}
+	return n;
+}

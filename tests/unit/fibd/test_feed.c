@@ -1,0 +1,475 @@
+/*
+ * feed session tests, over a real Unix socket on a libuv loop, with the netlink
+ * writer replaced by tests/fakes/nl_fake.c: the session state machine (HELLO
+ * first, generations, errors that close only the bad session), the coalescing
+ * of changes (desired state is the queue), the mark-and-sweep of a new
+ * generation, key conflicts between clients, and the PING barrier.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+#include <proto-shim/dec.h>
+#include <proto-shim/enc.h>
+
+#include "feed.h"
+#include "log.h"
+#include "nl.h"
+#include "nl_fake.h"
+#include "table.h"
+
+static uv_loop_t loop;
+static char sock_path[108];
+static struct feed_config cfg;
+
+struct client {
+	int fd;
+	struct ps_dec *dec;
+	int closed;
+};
+
+static void
+spin(void)
+{
+	for (int i = 0; i < 30; i++)
+		uv_run(&loop, UV_RUN_NOWAIT);
+}
+
+static void
+client_open(struct client *c)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+
+	memset(c, 0, sizeof(*c));
+	strcpy(sa.sun_path, sock_path);
+	c->fd = socket(AF_UNIX, SOCK_STREAM, 0);
+	assert_true(c->fd >= 0);
+	assert_int_equal(connect(c->fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	fcntl(c->fd, F_SETFL, O_NONBLOCK);
+	c->dec = ps_dec_new(0);
+	spin();
+}
+
+static void
+client_close(struct client *c)
+{
+	close(c->fd);
+	ps_dec_free(c->dec);
+	spin();
+}
+
+static void
+client_send(struct client *c, const struct ps_msg *m)
+{
+	struct ps_buf b;
+
+	ps_buf_init(&b);
+	assert_true(ps_enc_msg(&b, m, NULL) > 0);
+	assert_int_equal(write(c->fd, b.data, b.len), (ssize_t)b.len);
+	ps_buf_release(&b);
+	spin();
+}
+
+static void
+client_send_raw(struct client *c, const void *p, size_t n)
+{
+	assert_int_equal(write(c->fd, p, n), (ssize_t)n);
+	spin();
+}
+
+/* The next message from fibd, or NULL if none is waiting (c->closed set on EOF). */
+static const struct ps_msg *
+client_next(struct client *c)
+{
+	const struct ps_msg *m;
+
+	spin();
+	for (;;) {
+		void *buf;
+		size_t room;
+		ssize_t n;
+		if (ps_dec_next(c->dec, &m) == 1)
+			return m;
+		assert_int_equal(ps_dec_reserve(c->dec, 0, &buf, &room), 0);
+		n = read(c->fd, buf, room);
+		if (n == 0)
+			c->closed = 1;
+		if (n <= 0)
+			return NULL;
+		ps_dec_commit(c->dec, (size_t)n);
+	}
+}
+
+static const struct ps_msg *
+expect(struct client *c, unsigned type)
+{
+	const struct ps_msg *m = client_next(c);
+
+	if (!m)
+		fail_msg("expected %s, got nothing", ps_msg_type_name(type));
+	if (m->type != type) {
+		char text[512];
+		ps_msg_format(m, text, sizeof(text));
+		fail_msg("expected %s, got %s", ps_msg_type_name(type), text);
+	}
+	return m;
+}
+
+static void
+hello(struct client *c, const char *name, int role)
+{
+	struct ps_msg m;
+
+	memset(&m, 0, sizeof(m));
+	m.type = PS_HELLO;
+	m.u.hello.n_versions = 1;
+	m.u.hello.versions[0] = 1;
+	m.u.hello.role = (uint8_t)role;
+	snprintf(m.u.hello.name, sizeof(m.u.hello.name), "%s", name);
+	m.u.hello.has = PS_HELLO_TABLE;
+	m.u.hello.table = 100;
+	client_send(c, &m);
+}
+
+static void
+connect_feed(struct client *c, const char *name)
+{
+	client_open(c);
+	hello(c, name, PS_ROLE_FEED);
+	expect(c, PS_WELCOME);
+}
+
+static void
+send_route(struct client *c, uint8_t third_octet, uint8_t gw_last)
+{
+	struct ps_msg m;
+
+	memset(&m, 0, offsetof(struct ps_msg, u) + offsetof(struct ps_route, nh));
+	m.type = PS_ROUTE;
+	m.u.route.key.family = PS_FAM_V4;
+	m.u.route.key.plen = 24;
+	m.u.route.key.prefix.b[0] = 192;
+	m.u.route.key.prefix.b[2] = third_octet;
+	m.u.route.type = PS_RT_UNICAST;
+	m.u.route.n_nexthops = 1;
+	memset(&m.u.route.nh[0], 0, sizeof(m.u.route.nh[0]));
+	m.u.route.nh[0].gw_family = PS_FAM_V4;
+	m.u.route.nh[0].gw.b[0] = 198;
+	m.u.route.nh[0].gw.b[1] = 51;
+	m.u.route.nh[0].gw.b[2] = 100;
+	m.u.route.nh[0].gw.b[3] = gw_last;
+	m.u.route.nh[0].weight = 1;
+	client_send(c, &m);
+}
+
+static void
+send_simple(struct client *c, unsigned type, uint64_t v)
+{
+	struct ps_msg m;
+
+	memset(&m, 0, sizeof(m));
+	m.type = (uint8_t)type;
+	m.u.generation = v; /* generation, token: the same union slot */
+	client_send(c, &m);
+}
+
+static struct route *
+kernel_key(uint8_t third_octet)
+{
+	union ps_addr p = { .b = { 192, 0, third_octet, 0 } };
+	struct rtable *t = table_get(100, PS_FAM_V4, false);
+	return t ? table_lookup(t, &p, 24, 0, 0) : NULL;
+}
+
+static int
+setup(void **state)
+{
+	(void)state;
+	log_init("test", true, LOG_LVL_WARN);
+	snprintf(sock_path, sizeof(sock_path), "/tmp/fibd-unit-%d.sock", getpid());
+	cfg.socket_path = sock_path;
+	cfg.protocol = 12;
+	cfg.server_id = "fibd-test";
+	cfg.boot_epoch = 1;
+	uv_loop_init(&loop);
+	if (table_init() < 0 || nl_init(&loop, 12, feed_route_done) < 0)
+		return -1;
+	return feed_init(&loop, &cfg);
+}
+
+static int
+teardown(void **state)
+{
+	(void)state;
+	feed_close();
+	spin();
+	return 0;
+}
+
+static void
+test_hello_must_come_first(void **state)
+{
+	struct client c;
+	const struct ps_msg *m;
+	(void)state;
+
+	client_open(&c);
+	send_simple(&c, PS_PING, 5);
+	m = expect(&c, PS_ERROR);
+	assert_int_equal(m->u.error.code, PS_E_STATE);
+	assert_null(client_next(&c));
+	assert_true(c.closed);
+	client_close(&c);
+}
+
+static void
+test_version_refused(void **state)
+{
+	struct client c;
+	struct ps_msg m;
+	(void)state;
+
+	client_open(&c);
+	memset(&m, 0, sizeof(m));
+	m.type = PS_HELLO;
+	m.u.hello.n_versions = 1;
+	m.u.hello.versions[0] = 9;
+	m.u.hello.role = PS_ROLE_FEED;
+	strcpy(m.u.hello.name, "future");
+	client_send(&c, &m);
+	assert_int_equal(expect(&c, PS_ERROR)->u.error.code, PS_E_VERSION);
+	client_close(&c);
+}
+
+/* Ten changes to one prefix before the writer runs cost one write, of the last state. */
+static void
+test_changes_coalesce(void **state)
+{
+	struct client c;
+	struct route *r;
+	unsigned writes;
+	(void)state;
+
+	connect_feed(&c, "coalesce");
+	writes = fake_nl_writes;
+	for (uint8_t gw = 1; gw <= 10; gw++)
+		send_route(&c, 1, gw);
+	r = kernel_key(1);
+	assert_non_null(r);
+	assert_true(r->flags & R_QUEUED);
+	assert_int_equal(fake_nl_complete(0), 1);
+	assert_int_equal(fake_nl_writes - writes, 1);
+	assert_int_equal(r->have->nh[0].gw.b[3], 10);
+	/* A result comes back for it. */
+	{
+		const struct ps_msg *m = expect(&c, PS_ROUTE_STATUS);
+		assert_int_equal(m->u.status.n, 1);
+		assert_int_equal(m->u.status.e[0].state, PS_RS_INSTALLED);
+		assert_int_equal(m->u.status.e[0].key.table, 100);
+	}
+	/* The same state again is no change at all. */
+	send_route(&c, 1, 10);
+	assert_false(r->flags & R_QUEUED);
+	/* Route then withdraw before the write: nothing reaches the kernel. */
+	writes = fake_nl_writes;
+	send_route(&c, 2, 1);
+	{
+		struct ps_msg m;
+		memset(&m, 0, sizeof(m));
+		m.type = PS_WITHDRAW;
+		m.u.withdraw.family = PS_FAM_V4;
+		m.u.withdraw.plen = 24;
+		m.u.withdraw.prefix.b[0] = 192;
+		m.u.withdraw.prefix.b[2] = 2;
+		client_send(&c, &m);
+	}
+	fake_nl_complete(0);
+	assert_int_equal(fake_nl_writes, writes);
+	assert_null(kernel_key(2)); /* forgotten */
+	client_close(&c);
+}
+
+/* FEED_END prunes what the new generation did not send; a bad generation is an error. */
+static void
+test_generation_sweep(void **state)
+{
+	struct client c;
+	const struct ps_msg *m;
+	(void)state;
+
+	connect_feed(&c, "sweep");
+	send_simple(&c, PS_FEED_BEGIN, 1);
+	send_route(&c, 10, 1);
+	send_route(&c, 11, 1);
+	send_route(&c, 12, 1);
+	send_simple(&c, PS_FEED_END, 1);
+	fake_nl_complete(0);
+	assert_non_null(kernel_key(11)->have);
+
+	send_simple(&c, PS_FEED_BEGIN, 2);
+	send_route(&c, 11, 1);
+	send_simple(&c, PS_FEED_END, 2);
+	assert_null(kernel_key(10)->want);
+	assert_null(kernel_key(12)->want);
+	assert_non_null(kernel_key(11)->want);
+	fake_nl_complete(0);
+	assert_null(kernel_key(10));
+	assert_null(kernel_key(12));
+	assert_non_null(kernel_key(11));
+
+	/* FEED_END of another generation closes the session with STATE. */
+	send_simple(&c, PS_FEED_BEGIN, 3);
+	send_simple(&c, PS_FEED_END, 4);
+	do
+		m = client_next(&c);
+	while (m && m->type == PS_ROUTE_STATUS);
+	assert_non_null(m);
+	assert_int_equal(m->type, PS_ERROR);
+	assert_int_equal(m->u.error.code, PS_E_STATE);
+	assert_string_equal(m->u.error.field, "generation");
+	client_close(&c);
+	/* Its routes stay, owned by the name, after the session is gone. */
+	assert_non_null(kernel_key(11));
+	assert_non_null(kernel_key(11)->want);
+}
+
+/* Two clients, one key: the first keeps it, the second is told who owns it. */
+static void
+test_key_conflict(void **state)
+{
+	struct client a, b;
+	const struct ps_msg *m;
+	(void)state;
+
+	connect_feed(&a, "first");
+	send_route(&a, 20, 1);
+	fake_nl_complete(0);
+	connect_feed(&b, "second");
+	send_route(&b, 20, 2);
+	m = expect(&b, PS_ROUTE_STATUS);
+	assert_int_equal(m->u.status.e[0].state, PS_RS_REJECTED);
+	assert_int_equal(m->u.status.e[0].error, EEXIST);
+	assert_non_null(memmem(m->u.status.e[0].text.ptr, m->u.status.e[0].text.len, "first", 5));
+	assert_int_equal(kernel_key(20)->want->nh[0].gw.b[3], 1);
+
+	/* One connected session per name. */
+	{
+		struct client dup;
+		client_open(&dup);
+		hello(&dup, "first", PS_ROLE_FEED);
+		assert_int_equal(expect(&dup, PS_ERROR)->u.error.code, PS_E_CONFLICT);
+		client_close(&dup);
+	}
+	client_close(&a);
+	client_close(&b);
+}
+
+/* A PING is answered only when everything before it is written. */
+static void
+test_ping_barrier(void **state)
+{
+	struct client c;
+	const struct ps_msg *m;
+	(void)state;
+
+	connect_feed(&c, "barrier");
+	send_route(&c, 30, 1);
+	send_route(&c, 31, 1);
+	send_simple(&c, PS_PING, 77);
+	assert_null(client_next(&c)); /* not yet */
+	fake_nl_complete(0);
+	do
+		m = client_next(&c);
+	while (m && m->type == PS_ROUTE_STATUS);
+	assert_non_null(m);
+	assert_int_equal(m->type, PS_PONG);
+	assert_true(m->u.token == 77);
+	/* With nothing pending, at once. */
+	send_simple(&c, PS_PING, 78);
+	assert_true(expect(&c, PS_PONG)->u.token == 78);
+	client_close(&c);
+}
+
+/* A malformed message closes that session with the reason; another carries on. */
+static void
+test_malformed_session_isolated(void **state)
+{
+	struct client good, bad;
+	const struct ps_msg *m;
+	/* ROUTE 192.0.2.0/33: a valid frame whose prefix length is out of range */
+	static const uint8_t bad_route[] = { 0x92, 0x0a, 0x84, 0x02, 0x04, 0x03, 0xc4, 0x04, 192, 0,
+		2, 0, 0x04, 33, 0x08, 0x91, 0x81, 0x02, 0xa2, 'v', 'a' };
+	(void)state;
+
+	connect_feed(&good, "good");
+	connect_feed(&bad, "bad");
+	send_route(&bad, 40, 1); /* accepted before the bad message: stays */
+	client_send_raw(&bad, bad_route, sizeof(bad_route));
+	m = expect(&bad, PS_ERROR);
+	assert_int_equal(m->u.error.code, PS_E_FIELD);
+	assert_string_equal(m->u.error.field, "plen");
+	assert_null(client_next(&bad));
+	assert_true(bad.closed);
+	assert_non_null(kernel_key(40));
+	assert_non_null(kernel_key(40)->want);
+
+	send_route(&good, 41, 1);
+	fake_nl_complete(0);
+	assert_non_null(kernel_key(41)->have);
+	send_simple(&good, PS_PING, 1);
+	do
+		m = client_next(&good);
+	while (m && m->type == PS_ROUTE_STATUS);
+	assert_non_null(m);
+	assert_int_equal(m->type, PS_PONG);
+	client_close(&good);
+	client_close(&bad);
+}
+
+/* Control sessions get answers; feed messages there are refused. */
+static void
+test_control_session(void **state)
+{
+	struct client c;
+	struct ps_msg m;
+	(void)state;
+
+	client_open(&c);
+	hello(&c, "fibctl", PS_ROLE_CONTROL);
+	expect(&c, PS_WELCOME);
+	memset(&m, 0, sizeof(m));
+	m.type = PS_CTL_REQUEST;
+	m.u.ctl_request.req = 9;
+	strcpy(m.u.ctl_request.cmd, "status");
+	client_send(&c, &m);
+	assert_int_equal(expect(&c, PS_CTL_END)->u.ctl_end.req, 9);
+	send_route(&c, 50, 1);
+	assert_int_equal(expect(&c, PS_ERROR)->u.error.code, PS_E_STATE);
+	client_close(&c);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_hello_must_come_first),
+		cmocka_unit_test(test_version_refused),
+		cmocka_unit_test(test_changes_coalesce),
+		cmocka_unit_test(test_generation_sweep),
+		cmocka_unit_test(test_key_conflict),
+		cmocka_unit_test(test_ping_barrier),
+		cmocka_unit_test(test_malformed_session_isolated),
+		cmocka_unit_test(test_control_session),
+	};
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
