@@ -3,7 +3,8 @@
 #   bench/run.sh slab
 set -euo pipefail
 cd "$(dirname "$0")/.."
-which=${1:?usage: bench/run.sh slab}
+which=${1:?usage: bench/run.sh slab|feed [ROUTES]}
+shift
 
 scripts/setup.sh >/dev/null
 if [ ! -f build-bench/build.ninja ]; then
@@ -12,5 +13,6 @@ fi
 ninja -C build-bench >/dev/null
 case "$which" in
 slab) exec build-bench/bench/bench_slab ;;
-*) echo "bench/run.sh: unknown benchmark '$which' (known: slab)" >&2; exit 2 ;;
+feed) BUILD_DIR=build-bench exec bench/feed.sh "$@" ;;
+*) echo "bench/run.sh: unknown benchmark '$which' (known: slab, feed)" >&2; exit 2 ;;
 esac

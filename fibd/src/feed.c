@@ -74,6 +74,8 @@ struct session {
 	uint32_t metric;
 	bool ping_wait;
 	uint64_t ping_token;
+	bool busy; /* input left undecoded when the decode budget ran out */
+	struct session *busy_next;
 	struct session *next;
 };
 
@@ -89,6 +91,8 @@ static struct {
 	unsigned n_owners;
 	struct owner *sweeps;
 	uv_idle_t sweeper;
+	struct session *busy; /* sessions with input to decode */
+	uv_idle_t decoder;
 	struct feed_stats st;
 } fd;
 
@@ -317,7 +321,9 @@ encode_status(struct session *s)
 	struct owner *o = s->owner;
 	static struct ps_msg m;
 
-	while (o && o->sq_head && s->out.len < FEED_OUT_LOW) {
+	/* At most FEED_STATUS_MSGS messages per call: the rest goes out with the next flush. */
+	for (unsigned msgs = 0; o && o->sq_head && s->out.len < FEED_OUT_LOW && msgs < FEED_STATUS_MSGS;
+	     msgs++) {
 		unsigned n = 0;
 		struct route *done[FEED_STATUS_BATCH];
 		m.type = PS_ROUTE_STATUS;
@@ -385,13 +391,16 @@ session_flush(struct session *s)
 		session_close(s);
 		return;
 	}
-	/* Backpressure on our output: read again only once it has drained. */
+	/*
+	 * Backpressure: no reading while input waits to be decoded, or while our
+	 * output backlog is high (read again once it has drained below LOW).
+	 */
 	if (s->state != S_CLOSING) {
 		size_t backlog = s->out.len + (s->writing ? s->wbuf.len : 0);
-		if (s->reading && backlog > FEED_OUT_HIGH) {
+		if (s->reading && (s->busy || backlog > FEED_OUT_HIGH)) {
 			uv_read_stop((uv_stream_t *)&s->pipe);
 			s->reading = false;
-		} else if (!s->reading && backlog < FEED_OUT_LOW) {
+		} else if (!s->reading && !s->busy && backlog < FEED_OUT_LOW) {
 			uv_read_start((uv_stream_t *)&s->pipe, session_on_alloc, session_on_read);
 			s->reading = true;
 		}
@@ -676,13 +685,76 @@ session_on_alloc(uv_handle_t *h, size_t want, uv_buf_t *buf)
 	*buf = uv_buf_init(p, (unsigned)len);
 }
 
+static void feed_on_decode(uv_idle_t *h);
+
+/*
+ * Decode and handle what the session sent, for at most FEED_DECODE_NS. What is
+ * left marks the session busy: it stops reading and the decoder idle handle
+ * goes on with it in the next loop iterations.
+ */
+static void
+session_decode(struct session *s)
+{
+	uint64_t deadline = uv_hrtime() + FEED_DECODE_NS;
+	const struct ps_msg *m;
+	unsigned n = 0;
+	int r = 0;
+
+	while (s->state != S_CLOSING && (r = ps_dec_next(s->dec, &m)) == 1) {
+		handle(s, m);
+		if (++n % 64 == 0 && uv_hrtime() > deadline) {
+			if (!s->busy) {
+				/* At the tail, so that busy sessions take turns. */
+				struct session **link = &fd.busy;
+				while (*link)
+					link = &(*link)->busy_next;
+				s->busy = true;
+				s->busy_next = NULL;
+				*link = s;
+				uv_idle_start(&fd.decoder, feed_on_decode);
+			}
+			session_flush(s);
+			return;
+		}
+	}
+	if (s->busy) {
+		struct session **link;
+		for (link = &fd.busy; *link != s; link = &(*link)->busy_next)
+			;
+		*link = s->busy_next;
+		s->busy = false;
+	}
+	if (s->state != S_CLOSING && r < 0) {
+		const struct ps_fault *f = ps_dec_fault(s->dec);
+		session_fail(s, f->code, f->field, "%s", f->text);
+		return;
+	}
+	session_flush(s);
+}
+
+static void
+feed_on_decode(uv_idle_t *h)
+{
+	uint64_t t0 = health_cb_begin();
+	struct session *s = fd.busy;
+	(void)h;
+
+	/* One session per iteration; if it stays busy it goes to the back. */
+	if (s) {
+		fd.busy = s->busy_next;
+		s->busy = false;
+		session_decode(s);
+	}
+	if (!fd.busy)
+		uv_idle_stop(&fd.decoder);
+	health_cb_end(t0, "feed decode");
+}
+
 static void
 session_on_read(uv_stream_t *st, ssize_t n, const uv_buf_t *buf)
 {
 	struct session *s = st->data;
-	const struct ps_msg *m;
 	uint64_t t0 = health_cb_begin();
-	int r;
 
 	(void)buf;
 	if (n == UV_ENOBUFS) {
@@ -692,19 +764,19 @@ session_on_read(uv_stream_t *st, ssize_t n, const uv_buf_t *buf)
 	if (n < 0) {
 		if (n != UV_EOF)
 			log_info("feed %s: read: %s", s->name, uv_strerror((int)n));
+		if (s->busy) {
+			/* Decode what is buffered first; EOF shows again when we read. */
+			uv_read_stop((uv_stream_t *)&s->pipe);
+			s->reading = false;
+			return;
+		}
 		s->state = S_CLOSING;
 		session_flush(s);
 		return;
 	}
 	ps_dec_commit(s->dec, (size_t)n);
-	while (s->state != S_CLOSING && (r = ps_dec_next(s->dec, &m)) == 1)
-		handle(s, m);
-	if (s->state != S_CLOSING && r < 0) {
-		const struct ps_fault *f = ps_dec_fault(s->dec);
-		session_fail(s, f->code, f->field, "%s", f->text);
-		return;
-	}
-	session_flush(s);
+	if (!s->busy)
+		session_decode(s);
 	health_cb_end(t0, "feed read");
 }
 
@@ -730,6 +802,12 @@ session_close(struct session *s)
 	for (link = &fd.sessions; *link != s; link = &(*link)->next)
 		;
 	*link = s->next;
+	if (s->busy) {
+		for (link = &fd.busy; *link != s; link = &(*link)->busy_next)
+			;
+		*link = s->busy_next;
+		s->busy = false;
+	}
 	fd.n_sessions--;
 	if (s->owner) {
 		struct owner *o = s->owner;
@@ -813,6 +891,7 @@ feed_init(uv_loop_t *loop, const struct feed_config *cfg)
 	}
 	snprintf(fd.path, sizeof(fd.path), "%s", cfg->socket_path);
 	uv_idle_init(loop, &fd.sweeper);
+	uv_idle_init(loop, &fd.decoder);
 	uv_pipe_init(loop, &fd.listener, 0);
 	r = uv_pipe_bind(&fd.listener, fd.path);
 	if (r == UV_EADDRINUSE) {
@@ -853,6 +932,8 @@ feed_close(void)
 	}
 	if (!uv_is_closing((uv_handle_t *)&fd.sweeper))
 		uv_close((uv_handle_t *)&fd.sweeper, NULL);
+	if (!uv_is_closing((uv_handle_t *)&fd.decoder))
+		uv_close((uv_handle_t *)&fd.decoder, NULL);
 }
 
 unsigned

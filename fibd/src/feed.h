@@ -19,7 +19,9 @@
 #define FEED_OUT_HIGH (4u << 20)   /* stop reading a session with this much unsent */
 #define FEED_OUT_LOW (1u << 20)    /* and read again below this */
 #define FEED_STATUS_BATCH PS_STATUS_MAX
+#define FEED_STATUS_MSGS 8         /* ROUTE_STATUS messages encoded per flush */
 #define FEED_SWEEP_BUDGET 4096     /* routes visited per sweep step */
+#define FEED_DECODE_NS 2000000u    /* decoding per callback */
 
 struct feed_config {
 	const char *socket_path;

@@ -1,0 +1,120 @@
+#!/usr/bin/env bash
+# Route installation, side by side, same route set, each in a fresh namespace:
+#   fibd      fibctl feed --wait into fibd
+#   ip-batch  ip -batch, inline nexthops, and with kernel nexthop objects
+#   nlwriter  the kernel's limit: prebuilt messages, batches, a window of ACKs,
+#             inline nexthops and nexthop objects
+# For fibd also: CPU time, RSS and bytes per route, loop lag and the longest
+# callback (from fibctl status). Figures only; nothing is asserted.
+#
+#   bench/feed.sh [ROUTES]      (default 700000: 80% IPv4, 20% IPv6; as root)
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+B=${BUILD_DIR:-$here/../build-bench}
+N=${1:-700000}
+N4=$((N * 8 / 10))
+N6=$((N - N4))
+W=$(mktemp -d)
+NS=""
+pids=()
+
+cleanup() {
+	for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+	[ -n "$NS" ] && ip netns del "$NS" 2>/dev/null || true
+	rm -rf "$W"
+}
+trap cleanup EXIT
+
+fresh_ns() {
+	[ -n "$NS" ] && ip netns del "$NS"
+	NS="fibdbench-$$-$1"
+	ip netns add "$NS"
+	ip -n "$NS" link set lo up
+	ip -n "$NS" link add va type veth peer name vb
+	ip -n "$NS" link set va up
+	ip -n "$NS" link set vb up
+	ip -n "$NS" addr add 198.51.100.2/24 dev va
+	ip -n "$NS" addr add 2001:db8:ff::2/64 dev va nodad
+}
+
+count_routes() {
+	echo $(( $(ip -n "$NS" -4 route show table 100 | wc -l) + $(ip -n "$NS" -6 route show table 100 | wc -l) ))
+}
+
+# proc_cpu PID: user+system seconds; proc_rss PID: resident KiB.
+proc_cpu() { awk -v hz="$(getconf CLK_TCK)" '{ printf "%.2f", ($14 + $15) / hz }' "/proc/$1/stat"; }
+proc_rss() { awk '/^VmRSS/ { print $2 }' "/proc/$1/status"; }
+
+calc() { awk "BEGIN { printf \"$1\", $2 }"; }
+
+rows=()
+row() { rows+=("$(printf '%-28s %9s %10s %10s  %s' "$1" "$2" "$3" "$4" "$5")"); }
+
+echo "generating $N routes ($N4 IPv4, $N6 IPv6)..."
+python3 "$here/../netns/routes.py" gen "$N4" "$N6" va 198.51.100.1 2001:db8:ff::1 11 >"$W/routes"
+sed 's/^/route add /; s/$/ table 100 proto 12/' "$W/routes" >"$W/batch-inline"
+{
+	echo "nexthop add id 1 via 198.51.100.1 dev va"
+	echo "nexthop add id 2 via 2001:db8:ff::1 dev va"
+	awk '{ id = ($3 ~ /:/) ? 2 : 1; print "route add " $1 " nhid " id " table 100 proto 12" }' "$W/routes"
+} >"$W/batch-nhid"
+
+# fibd
+fresh_ns fibd
+sock="$W/fibd.sock"
+ip netns exec "$NS" "$B/fibd/fibd" -f -s "$sock" 2>"$W/fibd.log" &
+fpid=$!
+pids+=("$fpid")
+for _ in $(seq 100); do ip netns exec "$NS" "$B/fibd/fibctl/fibctl" -s "$sock" status >/dev/null 2>&1 && break; sleep 0.1; done
+# The daemon's own process is the child of `ip netns exec`.
+dpid=$(pgrep -P "$fpid" -x fibd || echo "$fpid")
+rss0=$(proc_rss "$dpid")
+cpu0=$(proc_cpu "$dpid")
+t0=$(date +%s.%N)
+out=$(ip netns exec "$NS" "$B/fibd/fibctl/fibctl" -s "$sock" feed --wait --table 100 "$W/routes")
+t1=$(date +%s.%N)
+cpu1=$(proc_cpu "$dpid")
+rss1=$(proc_rss "$dpid")
+status=$(ip netns exec "$NS" "$B/fibd/fibctl/fibctl" -s "$sock" -j status)
+installed=$(count_routes)
+fibd_time=$(calc %.3f "$t1 - $t0")
+row "fibd (fibctl feed --wait)" "$fibd_time" "$(calc %.0f "$installed / $fibd_time")" "$installed" \
+	"cpu $(calc %.2f "$cpu1 - $cpu0") s, rss $((rss0 / 1024))->$((rss1 / 1024)) MiB, $(( (rss1 - rss0) * 1024 / N )) B/route"
+loop=$(python3 -c '
+import json, sys
+s = json.loads(sys.argv[1])
+l, n = s["loop"], s["netlink"]
+print("loop lag p99 %.2f ms, max %.2f ms; longest callback %.2f ms (%s); longest send %.1f ms" % (
+    l["lag_p99_ms"], l["lag_max_ms"], l["callback_max_ms"], l["callback_max"], n["send_max_us"] / 1e3))
+' "$status")
+kill "$fpid"
+wait "$fpid" 2>/dev/null || true
+
+# ip -batch, inline and nexthop objects
+for kind in inline nhid; do
+	fresh_ns "ip-$kind"
+	t0=$(date +%s.%N)
+	ip -n "$NS" -batch "$W/batch-$kind"
+	t1=$(date +%s.%N)
+	n=$(count_routes)
+	t=$(calc %.3f "$t1 - $t0")
+	row "ip -batch ($kind)" "$t" "$(calc %.0f "$n / $t")" "$n" ""
+done
+
+# the minimal writer
+for kind in inline nhid; do
+	fresh_ns "nlw-$kind"
+	flag=""
+	[ "$kind" = nhid ] && flag=--nhid
+	line=$(ip netns exec "$NS" "$B/bench/nlwriter" $flag --table 100 "$W/routes")
+	n=$(count_routes)
+	t=$(sed -E 's/.* in ([0-9.]+) s.*/\1/' <<<"$line")
+	row "nlwriter ($kind)" "$t" "$(calc %.0f "$n / $t")" "$n" "$(sed -E 's/.*(longest send.*)/\1/' <<<"$line")"
+done
+
+echo
+echo "$N routes ($N4 IPv4 mostly /24../22, $N6 IPv6 mostly /48 and /32), one table, $(nproc) cores, kernel $(uname -r)"
+printf '%-28s %9s %10s %10s  %s\n' "method" "seconds" "routes/s" "in kernel" "notes"
+printf '%s\n' "${rows[@]}"
+echo "fibd: $loop"
+echo "fibd: $(sed -n 's/^fibd: info: //p' "$W/fibd.log" | grep -c . ) log lines; $out"
