@@ -11,6 +11,7 @@
  * Ordered walks are pre-order (a prefix before its more-specifics, child 0 before
  * child 1), which is address order then length, as `ip route` sorts.
  */
+#include <endian.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -88,23 +89,21 @@ bit_at(const union ps_addr *a, unsigned pos)
 	return (a->b[pos / 8] >> (7 - pos % 8)) & 1;
 }
 
-/* Length of the common leading bits of a and b, at most max. */
+/* Length of the common leading bits of a and b, at most max: 64 bits at a time. */
 static unsigned
 common_bits(const union ps_addr *a, const union ps_addr *b, unsigned max)
 {
-	unsigned n = 0;
-
-	while (n < max) {
-		uint8_t x = a->b[n / 8] ^ b->b[n / 8];
-		if (n % 8 == 0 && !x) {
-			n += 8;
-			continue;
+	for (unsigned w = 0; w < 2 && w * 64 < max; w++) {
+		uint64_t x, y, d;
+		memcpy(&x, a->b + 8 * w, 8);
+		memcpy(&y, b->b + 8 * w, 8);
+		d = be64toh(x ^ y);
+		if (d) {
+			unsigned n = w * 64 + (unsigned)__builtin_clzll(d);
+			return n < max ? n : max;
 		}
-		if (x & (0x80u >> (n % 8)))
-			break;
-		n++;
 	}
-	return n < max ? n : max;
+	return max;
 }
 
 /* a with the bits from len on cleared. */
