@@ -369,6 +369,9 @@ cmd_feed(int argc, char **argv)
 	FILE *f;
 
 	hello_init(&h, PS_ROLE_FEED, name);
+	/* A feed outlives the command: its routes stay until the next feed under its name. */
+	h.has |= PS_HELLO_PERSIST;
+	h.persist = 1;
 	optind = 1;
 	while ((o = getopt_long(argc, argv, "", opts, NULL)) != -1) {
 		char *end;
