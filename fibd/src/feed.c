@@ -76,6 +76,8 @@ struct session {
 	uint64_t ping_token;
 	bool busy; /* input left undecoded when the decode budget ran out */
 	struct session *busy_next;
+	bool flush_pending; /* on the list flushed once per loop iteration */
+	struct session *flush_next;
 	struct session *next;
 };
 
@@ -93,6 +95,8 @@ static struct {
 	uv_idle_t sweeper;
 	struct session *busy; /* sessions with input to decode */
 	uv_idle_t decoder;
+	struct session *flushq; /* sessions with results to send */
+	uv_check_t flusher;
 	struct feed_stats st;
 } fd;
 
@@ -179,13 +183,46 @@ pong_if_done(struct owner *o)
 	struct session *s = o->session;
 	struct ps_msg m;
 
-	if (!s || !s->ping_wait || o->pending || o->sweeping)
+	/* After every result: the PONG must not overtake them. */
+	if (!s || !s->ping_wait || o->pending || o->sweeping || o->sq_head)
 		return;
 	s->ping_wait = false;
 	m.type = PS_PONG;
 	m.u.token = s->ping_token;
 	ps_enc_msg(&s->out, &m, NULL);
-	session_flush(s);
+}
+
+static void feed_on_flush(uv_check_t *h);
+
+/*
+ * Results are sent once per loop iteration, after all the ACKs it read: one
+ * write per session instead of one per ACK.
+ */
+static void
+session_want_flush(struct session *s)
+{
+	if (s->flush_pending || s->closed)
+		return;
+	s->flush_pending = true;
+	s->flush_next = fd.flushq;
+	fd.flushq = s;
+	uv_check_start(&fd.flusher, feed_on_flush);
+}
+
+static void
+feed_on_flush(uv_check_t *h)
+{
+	uint64_t t0 = health_cb_begin();
+	(void)h;
+
+	while (fd.flushq) {
+		struct session *s = fd.flushq;
+		fd.flushq = s->flush_next;
+		s->flush_pending = false;
+		session_flush(s);
+	}
+	uv_check_stop(&fd.flusher);
+	health_cb_end(t0, "feed flush");
 }
 
 /* The route awaits the kernel on behalf of its owner (the PING barrier counts it). */
@@ -231,10 +268,8 @@ feed_route_done(struct route *r, int err, const char *text)
 	 * owner without a session; encoding the status queue may free it too.
 	 */
 	route_settle(r);
-	if (s) {
-		session_flush(s);
-		pong_if_done(s->owner);
-	}
+	if (s)
+		session_want_flush(s);
 }
 
 /* ---- sweeping after FEED_END ---- */
@@ -261,7 +296,8 @@ feed_on_sweep(uv_idle_t *h)
 			fd.sweeps = o->sweep_next;
 			log_info("feed %s: generation %llu complete, %llu routes", o->name,
 			    (unsigned long long)o->generation, (unsigned long long)o->n_routes);
-			pong_if_done(o);
+			if (o->session)
+				session_want_flush(o->session);
 			owner_maybe_forget(o);
 		}
 	}
@@ -372,8 +408,10 @@ session_flush(struct session *s)
 
 	if (s->closed)
 		return;
-	if (s->state == S_FEED)
+	if (s->state == S_FEED) {
 		encode_status(s);
+		pong_if_done(s->owner);
+	}
 	if (!s->writing && s->out.len) {
 		/* Swap: the filled buffer is written, the other one fills meanwhile. */
 		struct ps_buf t = s->wbuf;
@@ -609,7 +647,8 @@ handle(struct session *s, const struct ps_msg *m)
 	}
 	switch (m->type) {
 	case PS_PING:
-		if (s->state == S_FEED && (s->owner->pending || s->owner->sweeping)) {
+		if (s->state == S_FEED &&
+		    (s->owner->pending || s->owner->sweeping || s->owner->sq_head)) {
 			s->ping_wait = true; /* answered once everything before it is written */
 			s->ping_token = m->u.token;
 			return;
@@ -892,6 +931,7 @@ feed_init(uv_loop_t *loop, const struct feed_config *cfg)
 	snprintf(fd.path, sizeof(fd.path), "%s", cfg->socket_path);
 	uv_idle_init(loop, &fd.sweeper);
 	uv_idle_init(loop, &fd.decoder);
+	uv_check_init(loop, &fd.flusher);
 	uv_pipe_init(loop, &fd.listener, 0);
 	r = uv_pipe_bind(&fd.listener, fd.path);
 	if (r == UV_EADDRINUSE) {
@@ -934,6 +974,8 @@ feed_close(void)
 		uv_close((uv_handle_t *)&fd.sweeper, NULL);
 	if (!uv_is_closing((uv_handle_t *)&fd.decoder))
 		uv_close((uv_handle_t *)&fd.decoder, NULL);
+	if (!uv_is_closing((uv_handle_t *)&fd.flusher))
+		uv_close((uv_handle_t *)&fd.flusher, NULL);
 }
 
 unsigned

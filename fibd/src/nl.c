@@ -28,6 +28,7 @@
  * the done callback decides.
  */
 #include <errno.h>
+#include <sys/socket.h>
 #include <net/if.h>
 #include <stdlib.h>
 #include <string.h>
@@ -50,6 +51,8 @@
  */
 #define NL_SEND_TARGET_NS 2000000ull
 #define NL_BATCH_MIN 4096
+#define NL_MMSG 64        /* ACK datagrams per recvmmsg */
+#define NL_MMSG_BUF 2048  /* an ACK: our message's header and the extended-ACK text */
 
 enum op { OP_ADD_EXCL, OP_REPLACE, OP_DEL };
 
@@ -88,6 +91,11 @@ static struct {
 	uint32_t retry_ms;
 	uint32_t link_gen;
 	char rx[65536];
+	struct {
+		char buf[NL_MMSG][NL_MMSG_BUF];
+		struct iovec iov[NL_MMSG];
+		struct mmsghdr hdr[NL_MMSG];
+	} mm;
 	const char *texts[NL_TEXT_INTERN_MAX];
 	unsigned n_texts;
 	struct nl_stats st;
@@ -657,20 +665,26 @@ nl_on_wr(uv_poll_t *h, int status, int events)
 	if (status < 0)
 		return;
 	if (events & UV_READABLE) {
+		/* Each ACK is a datagram of its own: take up to NL_MMSG per system call. */
 		for (int i = 0; i < NL_RECV_BUDGET; i++) {
-			ssize_t n = mnl_socket_recvfrom(nl.wr, nl.rx, sizeof(nl.rx));
-			const struct nlmsghdr *nlh;
-			size_t len;
+			int n = recvmmsg(mnl_socket_get_fd(nl.wr), nl.mm.hdr, NL_MMSG, MSG_DONTWAIT, NULL);
 			if (n < 0) {
 				if (errno == ENOBUFS)
 					lose_window();
 				break;
 			}
-			len = (size_t)n;
-			for (nlh = (const struct nlmsghdr *)nl.rx; mnl_nlmsg_ok(nlh, (int)len);
-			     nlh = mnl_nlmsg_next(nlh, (int *)&len))
-				if (nlh->nlmsg_type == NLMSG_ERROR)
-					handle_ack(nlh);
+			for (int k = 0; k < n; k++) {
+				const struct nlmsghdr *nlh = (const struct nlmsghdr *)nl.mm.buf[k];
+				int len = (int)nl.mm.hdr[k].msg_len;
+				if (nl.mm.hdr[k].msg_hdr.msg_flags & MSG_TRUNC)
+					log_warn("nl: an ACK was truncated to %d bytes", len);
+				for (; mnl_nlmsg_ok(nlh, len); nlh = mnl_nlmsg_next(nlh, &len))
+					if (nlh->nlmsg_type == NLMSG_ERROR)
+						handle_ack(nlh);
+				nl.mm.hdr[k].msg_len = 0;
+			}
+			if (n < NL_MMSG)
+				break;
 		}
 	}
 	if (events & UV_WRITABLE)
@@ -752,6 +766,12 @@ nl_init(uv_loop_t *loop, uint8_t protocol, nl_done_cb done)
 	if ((r = open_socket(&nl.mon, RTMGRP_LINK | RTMGRP_IPV4_IFADDR | RTMGRP_IPV6_IFADDR)) < 0) {
 		mnl_socket_close(nl.wr);
 		return r;
+	}
+	for (int k = 0; k < NL_MMSG; k++) {
+		nl.mm.iov[k].iov_base = nl.mm.buf[k];
+		nl.mm.iov[k].iov_len = NL_MMSG_BUF;
+		nl.mm.hdr[k].msg_hdr.msg_iov = &nl.mm.iov[k];
+		nl.mm.hdr[k].msg_hdr.msg_iovlen = 1;
 	}
 	uv_poll_init(loop, &nl.wr_poll, mnl_socket_get_fd(nl.wr));
 	uv_poll_init(loop, &nl.mon_poll, mnl_socket_get_fd(nl.mon));

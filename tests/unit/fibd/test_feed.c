@@ -183,6 +183,15 @@ send_simple(struct client *c, unsigned type, uint64_t v)
 	client_send(c, &m);
 }
 
+/* Complete the queued writes, then let fibd send the results (once per iteration). */
+static unsigned
+complete(int err)
+{
+	unsigned n = fake_nl_complete(err);
+	spin();
+	return n;
+}
+
 static struct route *
 kernel_key(uint8_t third_octet)
 {
@@ -267,7 +276,7 @@ test_changes_coalesce(void **state)
 	r = kernel_key(1);
 	assert_non_null(r);
 	assert_true(r->flags & R_QUEUED);
-	assert_int_equal(fake_nl_complete(0), 1);
+	assert_int_equal(complete(0), 1);
 	assert_int_equal(fake_nl_writes - writes, 1);
 	assert_int_equal(r->have->nh[0].gw.b[3], 10);
 	/* A result comes back for it. */
@@ -293,7 +302,7 @@ test_changes_coalesce(void **state)
 		m.u.withdraw.prefix.b[2] = 2;
 		client_send(&c, &m);
 	}
-	fake_nl_complete(0);
+	complete(0);
 	assert_int_equal(fake_nl_writes, writes);
 	assert_null(kernel_key(2)); /* forgotten */
 	client_close(&c);
@@ -313,7 +322,7 @@ test_generation_sweep(void **state)
 	send_route(&c, 11, 1);
 	send_route(&c, 12, 1);
 	send_simple(&c, PS_FEED_END, 1);
-	fake_nl_complete(0);
+	complete(0);
 	assert_non_null(kernel_key(11)->have);
 
 	send_simple(&c, PS_FEED_BEGIN, 2);
@@ -322,7 +331,7 @@ test_generation_sweep(void **state)
 	assert_null(kernel_key(10)->want);
 	assert_null(kernel_key(12)->want);
 	assert_non_null(kernel_key(11)->want);
-	fake_nl_complete(0);
+	complete(0);
 	assert_null(kernel_key(10));
 	assert_null(kernel_key(12));
 	assert_non_null(kernel_key(11));
@@ -353,7 +362,7 @@ test_key_conflict(void **state)
 
 	connect_feed(&a, "first");
 	send_route(&a, 20, 1);
-	fake_nl_complete(0);
+	complete(0);
 	connect_feed(&b, "second");
 	send_route(&b, 20, 2);
 	m = expect(&b, PS_ROUTE_STATUS);
@@ -387,7 +396,7 @@ test_ping_barrier(void **state)
 	send_route(&c, 31, 1);
 	send_simple(&c, PS_PING, 77);
 	assert_null(client_next(&c)); /* not yet */
-	fake_nl_complete(0);
+	complete(0);
 	do
 		m = client_next(&c);
 	while (m && m->type == PS_ROUTE_STATUS);
@@ -424,7 +433,7 @@ test_malformed_session_isolated(void **state)
 	assert_non_null(kernel_key(40)->want);
 
 	send_route(&good, 41, 1);
-	fake_nl_complete(0);
+	complete(0);
 	assert_non_null(kernel_key(41)->have);
 	send_simple(&good, PS_PING, 1);
 	do
