@@ -9,7 +9,12 @@ set -u
 
 require_root
 require_fibd
-tap_plan 17
+tap_plan 18
+
+# NEXTHOP_OBJECTS=on|off|auto runs the scenario with that fibd setting.
+CONF=$(mktemp /tmp/fibd-test.XXXXXX.conf)
+echo "nexthop_objects = ${NEXTHOP_OBJECTS:-auto}" >"$CONF"
+diag "nexthop_objects = ${NEXTHOP_OBJECTS:-auto}"
 
 ns_new NS f
 ip -n "$NS" link add va type veth peer name vb
@@ -20,7 +25,7 @@ ip -n "$NS" addr add 2001:db8:ff::2/64 dev va nodad
 ip -n "$NS" link add wa type veth peer name wb
 ip -n "$NS" addr add 203.0.113.2/24 dev wa   # wa stays down for now
 SOCK=$(mktemp -u /tmp/fibd-test.XXXXXX).sock
-start_fibd FIBD_PID "$NS" "$SOCK" || { not_ok "fibd starts"; exit 1; }
+start_fibd FIBD_PID "$NS" "$SOCK" -c "$CONF" || { not_ok "fibd starts"; exit 1; }
 ok "fibd starts and answers status"
 
 W=$(mktemp -d)
@@ -53,6 +58,26 @@ want=$(python3 "$(dirname "$0")/routes.py" canon-text "$W/b.routes")
 have=$(kernel_routes "$NS" 100)
 check "kernel table 100 equals the new generation" test "$want" = "$have"
 
+# Kernel nexthop objects (when fibd uses them): each used by a route of fibd's,
+# none left over from the routes the second generation removed.
+check "fibd's nexthop objects are exactly those its routes use" python3 -c '
+import json, subprocess, sys
+ns = sys.argv[1]
+def j(*a):
+    out = subprocess.run(["ip", "-n", ns, "-j"] + list(a), capture_output=True, text=True).stdout
+    return json.loads(out or "[]")
+objs = {o["id"]: o for o in j("nexthop", "show") if o.get("protocol") in ("bird", "12", 12)}
+used = set()
+for fam in ("-4", "-6"):
+    for r in j(fam, "route", "show", "table", "all", "proto", "12"):
+        if "nhid" in r:
+            used.add(r["nhid"])
+            for g in objs.get(r["nhid"], {}).get("group", []):
+                used.add(g["id"])
+assert used <= set(objs), ("routes refer to missing objects", used - set(objs))
+assert set(objs) <= used, ("objects nobody uses", set(objs) - used)
+' "$NS"
+
 # Nexthop behind a link that is down: waits, then installs when the link comes up.
 echo "10.20.0.0/16 via 203.0.113.1 dev wa" >"$W/c.routes"
 out=$(fibctl_in "$NS" "$SOCK" feed --wait --name wait --table 101 "$W/c.routes" 2>&1)
@@ -61,7 +86,7 @@ check "and is not in the kernel" bash -c "! ip -n $NS route show table 101 | gre
 ip -n "$NS" link set wa up
 ip -n "$NS" link set wb up
 check "link up: the waiting route is installed" \
-	wait_until 10 bash -c "ip -n $NS route show table 101 proto 12 | grep -q '10.20.0.0/16 via 203.0.113.1 dev wa'"
+	wait_until 10 bash -c "ip -n $NS route show table 101 proto 12 | grep -q '^10.20.0.0/16 .*via 203.0.113.1 dev wa'"
 
 # Foreign routes: a different key beside ours, and the same key as one we want.
 ip -n "$NS" route add 192.0.2.64/26 via 198.51.100.1 table 100 proto static
@@ -123,4 +148,4 @@ check "fibd logged a clean stop" grep -q "stopping; the kernel's routes stay in 
 if [ "$_tap_failed" -gt 0 ]; then
 	sed 's/^/# fibd: /' "$SOCK.log"
 fi
-rm -rf "$W" "$SOCK" "$SOCK.log"
+rm -rf "$W" "$SOCK" "$SOCK.log" "$CONF"

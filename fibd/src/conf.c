@@ -18,6 +18,7 @@ conf_defaults(struct conf *c)
 	snprintf(c->socket, sizeof(c->socket), "%s", CONF_DEFAULT_SOCKET);
 	c->protocol = CONF_DEFAULT_PROTOCOL;
 	c->log_level = LOG_LVL_INFO;
+	c->nexthop_objects = -1;
 }
 
 static char *
@@ -107,6 +108,18 @@ conf_parse(const char *text, struct conf *ret, char *ret_err, size_t errlen)
 			else {
 				snprintf(ret_err, errlen,
 				    "line %u: log_level must be debug, info or warning", lineno);
+				return -EINVAL;
+			}
+		} else if (!strcmp(key, "nexthop_objects")) {
+			if (!strcmp(val, "auto"))
+				c.nexthop_objects = -1;
+			else if (!strcmp(val, "on"))
+				c.nexthop_objects = 1;
+			else if (!strcmp(val, "off"))
+				c.nexthop_objects = 0;
+			else {
+				snprintf(ret_err, errlen,
+				    "line %u: nexthop_objects must be auto, on or off", lineno);
 				return -EINVAL;
 			}
 		} else {

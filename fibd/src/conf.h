@@ -17,6 +17,7 @@ struct conf {
 	char socket[108];
 	uint8_t protocol;
 	enum log_level log_level;
+	int nexthop_objects; /* -1 auto, 0 off, 1 on */
 };
 
 /* conf_defaults - the built-in configuration. */

@@ -104,10 +104,11 @@ status_text(struct text *t)
 		    (unsigned long long)rt->n_installed, (unsigned long long)rt->n_failed,
 		    (unsigned long long)rt->n_waiting);
 	}
-	tprintf(t, "netlink: queued %llu, in flight %u/%u, parked %llu, batch %u bytes, "
-		   "longest send %llu us\n",
-	    (unsigned long long)ns.queued, ns.inflight, ns.window, (unsigned long long)ns.parked,
-	    ns.batch_limit, (unsigned long long)ns.send_max_us);
+	tprintf(t, "netlink: %s nexthops; queued %llu, in flight %u/%u, parked %llu, batch %u "
+		   "bytes, longest send %llu us\n",
+	    ns.nh_objects ? "object" : "inline", (unsigned long long)ns.queued, ns.inflight,
+	    ns.window, (unsigned long long)ns.parked, ns.batch_limit,
+	    (unsigned long long)ns.send_max_us);
 	tprintf(t, "  messages %llu in %llu batches (adds %llu, replaces %llu, deletes %llu), "
 		   "errors %llu, retries %llu, send waits %llu\n",
 	    (unsigned long long)ns.msgs_sent, (unsigned long long)ns.batches_sent,
@@ -209,14 +210,15 @@ status_json(struct text *t)
 	    "],\"netlink\":{\"queued\":%llu,\"inflight\":%u,\"window\":%u,\"parked\":%llu,"
 	    "\"messages\":%llu,\"batches\":%llu,\"adds\":%llu,\"replaces\":%llu,\"deletes\":%llu,"
 	    "\"errors\":%llu,\"retries\":%llu,\"send_waits\":%llu,\"monitor_events\":%llu,"
-	    "\"monitor_overruns\":%llu,\"batch_limit\":%u,\"send_max_us\":%llu},",
+	    "\"monitor_overruns\":%llu,\"batch_limit\":%u,\"send_max_us\":%llu,"
+	    "\"nexthop_objects\":%s},",
 	    (unsigned long long)ns.queued, ns.inflight, ns.window, (unsigned long long)ns.parked,
 	    (unsigned long long)ns.msgs_sent, (unsigned long long)ns.batches_sent,
 	    (unsigned long long)ns.adds, (unsigned long long)ns.replaces,
 	    (unsigned long long)ns.deletes, (unsigned long long)ns.errors,
 	    (unsigned long long)ns.retries, (unsigned long long)ns.eagain,
 	    (unsigned long long)ns.monitor_events, (unsigned long long)ns.monitor_overruns,
-	    ns.batch_limit, (unsigned long long)ns.send_max_us);
+	    ns.batch_limit, (unsigned long long)ns.send_max_us, ns.nh_objects ? "true" : "false");
 	tprintf(t,
 	    "\"feed\":{\"messages\":%llu,\"routes\":%llu,\"withdraws\":%llu,\"conflicts\":%llu,"
 	    "\"results_sent\":%llu,\"sessions_failed\":%llu},",

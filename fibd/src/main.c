@@ -96,8 +96,10 @@ main_on_signal(uv_signal_t *h, int signum)
 			log_warn("reload refused, the running configuration stays: %s", err);
 			return;
 		}
-		if (strcmp(c.socket, m.conf.socket) || c.protocol != m.conf.protocol)
-			log_warn("reload: socket and protocol change only with a restart");
+		if (strcmp(c.socket, m.conf.socket) || c.protocol != m.conf.protocol ||
+		    c.nexthop_objects != m.conf.nexthop_objects)
+			log_warn("reload: socket, protocol and nexthop_objects change only with a "
+				 "restart");
 		m.conf.log_level = c.log_level;
 		log_set_level(c.log_level);
 		log_info("configuration reloaded from %s", m.conf_path);
@@ -197,6 +199,7 @@ main(int argc, char **argv)
 		log_fatal("out of memory");
 	if ((r = nl_init(&m.loop, m.conf.protocol, feed_route_done)) < 0)
 		log_fatal_errno(r, "cannot open netlink sockets");
+	nl_use_nh_objects(m.conf.nexthop_objects);
 	gethostname(host, sizeof(host));
 	host[sizeof(host) - 1] = '\0';
 	snprintf(m.server_id, sizeof(m.server_id), "fibd-%s@%.40s", FIBD_VERSION, host);

@@ -35,6 +35,7 @@
 #include <time.h>
 
 #include <libmnl/libmnl.h>
+#include <linux/nexthop.h>
 #include <linux/rtnetlink.h>
 
 #include "health.h"
@@ -54,13 +55,18 @@
 #define NL_MMSG 64        /* ACK datagrams per recvmmsg */
 #define NL_MMSG_BUF 2048  /* an ACK: our message's header and the extended-ACK text */
 
-enum op { OP_ADD_EXCL, OP_REPLACE, OP_DEL };
+enum op { OP_ADD_EXCL, OP_REPLACE, OP_DEL, OP_NH_ADD, OP_NH_DEL };
+
+/* fibd's nexthop object ids start here, clear of ids an operator picks by hand. */
+#define NL_NH_ID_BASE 0x10000000u
+#define NL_NH_PROBE_ID 0x0fffffffu
 
 struct inflight {
 	uint32_t seq;
 	uint8_t op;
-	struct route *r;
+	struct route *r;    /* NULL for nexthop objects */
 	struct rattr *sent; /* reference; NULL for a delete */
+	uint32_t nh_id;     /* OP_NH_DEL */
 };
 
 static struct {
@@ -90,6 +96,10 @@ static struct {
 	uint64_t last_fail_ns;
 	uint32_t retry_ms;
 	uint32_t link_gen;
+	bool use_nhid;        /* kernel nexthop objects instead of inline nexthops */
+	uint32_t next_nh_id;
+	uint32_t *nh_dels;    /* nexthop objects to delete */
+	size_t n_nh_dels, cap_nh_dels;
 	char rx[65536];
 	struct {
 		char buf[NL_MMSG][NL_MMSG_BUF];
@@ -336,12 +346,148 @@ put_gateway(struct nlmsghdr *nlh, unsigned route_fam, const struct rnh *nh)
 	}
 }
 
+static uint32_t
+ring_push(enum op op, struct route *r, struct rattr *sent, uint32_t nh_id)
+{
+	struct inflight *f = &nl.ring[(nl.ring_head + nl.ring_n) % NL_WINDOW_MAX];
+
+	f->seq = ++nl.seq;
+	f->op = (uint8_t)op;
+	f->r = r;
+	f->sent = rattr_ref(sent);
+	f->nh_id = nh_id;
+	nl.ring_n++;
+	nl.st.msgs_sent++;
+	return f->seq;
+}
+
+static struct nlmsghdr *
+msg_start(uint16_t type, uint16_t flags, uint32_t seq)
+{
+	struct nlmsghdr *nlh = mnl_nlmsg_put_header(nl.batch + nl.batch_len);
+
+	nlh->nlmsg_type = type;
+	nlh->nlmsg_flags = NLM_F_REQUEST | NLM_F_ACK | flags;
+	nlh->nlmsg_seq = seq;
+	return nlh;
+}
+
+/* One nexthop object: a gateway and/or a device, or a group of members. */
+static void
+put_nh_object(struct rattr *a, int member, uint32_t id)
+{
+	struct nlmsghdr *nlh = msg_start(RTM_NEWNEXTHOP, NLM_F_CREATE | NLM_F_EXCL,
+	    ring_push(OP_NH_ADD, NULL, a, id));
+	struct nhmsg *nhm = mnl_nlmsg_put_extra_header(nlh, sizeof(*nhm));
+
+	nhm->nh_protocol = nl.protocol;
+	mnl_attr_put_u32(nlh, NHA_ID, id);
+	if (member < 0) {
+		struct nexthop_grp grp[PS_NEXTHOPS_MAX];
+		for (unsigned i = 0; i < a->n_nh; i++) {
+			memset(&grp[i], 0, sizeof(grp[i]));
+			grp[i].id = a->nh_id - a->n_nh + i;
+			grp[i].weight = (uint8_t)(a->nh[i].weight - 1);
+		}
+		nhm->nh_family = AF_UNSPEC;
+		mnl_attr_put(nlh, NHA_GROUP, a->n_nh * sizeof(grp[0]), grp);
+	} else {
+		const struct rnh *nh = &a->nh[member];
+		unsigned fam = nh->gw_family ? nh->gw_family : a->family;
+		nhm->nh_family = fam == PS_FAM_V4 ? AF_INET : AF_INET6;
+		if (nh->flags & PS_NH_ONLINK)
+			nhm->nh_flags |= RTNH_F_ONLINK;
+		if (nh->ifindex > 0)
+			mnl_attr_put_u32(nlh, NHA_OIF, (uint32_t)nh->ifindex);
+		if (nh->gw_family)
+			mnl_attr_put(nlh, NHA_GATEWAY, nh->gw_family == PS_FAM_V4 ? 4 : 16, nh->gw.b);
+	}
+	nl.batch_len += nlh->nlmsg_len;
+}
+
+/* Objects for a's nexthops: one for a single nexthop, members and a group for ECMP. */
+static void
+put_nh_objects(struct rattr *a)
+{
+	unsigned n = a->n_nh > 1 ? a->n_nh + 1u : 1u;
+
+	/* Fresh ids every time: a failed attempt may have left some of the old ones. */
+	a->nh_id = nl.next_nh_id + n - 1;
+	nl.next_nh_id += n;
+	if (nl.next_nh_id < NL_NH_ID_BASE)
+		nl.next_nh_id = NL_NH_ID_BASE;
+	if (a->n_nh == 1) {
+		put_nh_object(a, 0, a->nh_id);
+	} else {
+		for (unsigned i = 0; i < a->n_nh; i++)
+			put_nh_object(a, (int)i, a->nh_id - a->n_nh + i);
+		put_nh_object(a, -1, a->nh_id);
+	}
+	a->nh_state = RATTR_NH_CREATED;
+	a->nh_err = 0;
+}
+
 /*
- * Append the message for r at op to the batch. Returns 1 if appended, 0 if it does
- * not fit, or -ENODEV if an interface named by a nexthop does not exist now.
+ * Nexthop objects need a device; a nexthop given by its gateway alone is
+ * resolved by the kernel only inline, so such routes stay inline.
+ */
+static bool
+wants_nh_object(const struct rattr *a)
+{
+	if (!nl.use_nhid || !a || a->type != PS_RT_UNICAST || !a->n_nh)
+		return false;
+	for (unsigned i = 0; i < a->n_nh; i++)
+		if (!a->nh[i].ifname[0])
+			return false;
+	return true;
+}
+
+/* Queue the deletion of a's kernel objects (a is about to be freed or recreated). */
+static void
+drop_nh_objects(struct rattr *a)
+{
+	unsigned n;
+
+	if (!a->nh_id)
+		return;
+	n = a->n_nh > 1 ? a->n_nh + 1u : 1u;
+	if (nl.n_nh_dels + n > nl.cap_nh_dels) {
+		size_t cap = nl.cap_nh_dels ? nl.cap_nh_dels * 2 : 256;
+		uint32_t *d;
+		while (cap < nl.n_nh_dels + n)
+			cap *= 2;
+		if (!(d = realloc(nl.nh_dels, cap * sizeof(*d)))) {
+			log_warn("nl: out of memory; nexthop object %u stays in the kernel", a->nh_id);
+			a->nh_id = 0;
+			return;
+		}
+		nl.nh_dels = d;
+		nl.cap_nh_dels = cap;
+	}
+	/* Taken from the end: the group goes first, then its members. */
+	for (unsigned i = n; i-- > 0;)
+		nl.nh_dels[nl.n_nh_dels++] = a->nh_id - i;
+	a->nh_id = 0;
+	a->nh_state = RATTR_NH_NONE;
+	kick();
+}
+
+static void
+nl_on_rattr_free(struct rattr *a)
+{
+	if (nl.open)
+		drop_nh_objects(a);
+}
+
+/*
+ * Append the messages for r at op to the batch and record them in the window:
+ * the nexthop objects the route needs first (when fibd uses them and they are
+ * not there yet), then the route. Returns 1 if appended, 0 if it does not fit
+ * (nothing appended), or -ENODEV if an interface named by a nexthop does not
+ * exist now.
  */
 static int
-build(struct route *r, enum op op, uint32_t seq)
+build(struct route *r, enum op op)
 {
 	struct rtable *t = table_at(r->rt);
 	struct rattr *a = r->want;
@@ -349,24 +495,35 @@ build(struct route *r, enum op op, uint32_t seq)
 	struct nlmsghdr *nlh;
 	struct rtmsg *rtm;
 	unsigned alen = t->family == PS_FAM_V4 ? 4 : 16;
-	bool any_gw = false;
+	bool any_gw = false, nhid = op != OP_DEL && wants_nh_object(a);
+	unsigned objects = nhid && a->nh_state != RATTR_NH_CREATED ? (a->n_nh > 1 ? a->n_nh + 1u : 1u)
+								     : 0;
+	uint16_t flags = 0;
 
-	/* The largest message (256 nexthops) is under 8 KiB; keep that much room. */
-	if (room < 8192)
+	/*
+	 * The largest route message (256 nexthops) is under 8 KiB, and so is each
+	 * nexthop object: keep room for all that this route needs.
+	 */
+	if (room < 8192 + objects * 128u + (objects > 1 ? 2048u : 0u))
+		return 0;
+	if (nl.ring_n + objects + 1 > NL_WINDOW_MAX)
 		return 0;
 	if (a)
 		for (unsigned i = 0; i < a->n_nh; i++)
 			if (a->nh[i].ifname[0] && ifindex_of(&a->nh[i]) <= 0)
 				return -ENODEV;
+	if (objects) {
+		if (a->nh_state == RATTR_NH_FAILED)
+			drop_nh_objects(a);
+		put_nh_objects(a);
+	}
 
-	nlh = mnl_nlmsg_put_header(nl.batch + nl.batch_len);
-	nlh->nlmsg_type = op == OP_DEL ? RTM_DELROUTE : RTM_NEWROUTE;
-	nlh->nlmsg_flags = NLM_F_REQUEST | NLM_F_ACK;
 	if (op == OP_ADD_EXCL)
-		nlh->nlmsg_flags |= NLM_F_CREATE | NLM_F_EXCL;
+		flags = NLM_F_CREATE | NLM_F_EXCL;
 	else if (op == OP_REPLACE)
-		nlh->nlmsg_flags |= NLM_F_CREATE | NLM_F_REPLACE;
-	nlh->nlmsg_seq = seq;
+		flags = NLM_F_CREATE | NLM_F_REPLACE;
+	nlh = msg_start(op == OP_DEL ? RTM_DELROUTE : RTM_NEWROUTE, flags,
+	    ring_push(op, r, op == OP_DEL ? NULL : a, 0));
 	rtm = mnl_nlmsg_put_extra_header(nlh, sizeof(*rtm));
 	rtm->rtm_family = t->family == PS_FAM_V4 ? AF_INET : AF_INET6;
 	rtm->rtm_dst_len = route_plen(r);
@@ -390,7 +547,9 @@ build(struct route *r, enum op op, uint32_t seq)
 	else
 		rtm->rtm_scope = a->type == PS_RT_UNICAST && !any_gw ? RT_SCOPE_LINK
 								     : RT_SCOPE_UNIVERSE;
-	if (a->n_nh == 1) {
+	if (nhid) {
+		mnl_attr_put_u32(nlh, RTA_NH_ID, a->nh_id);
+	} else if (a->n_nh == 1) {
 		const struct rnh *nh = &a->nh[0];
 		put_gateway(nlh, t->family, nh);
 		if (nh->ifindex > 0)
@@ -486,6 +645,17 @@ nl_on_kick(uv_idle_t *h)
 
 		if (flush() < 0)
 			break;
+		while (nl.n_nh_dels && nl.ring_n < NL_WINDOW_MAX &&
+		    sizeof(nl.batch) - nl.batch_len > 256) {
+			uint32_t id = nl.nh_dels[--nl.n_nh_dels];
+			struct nlmsghdr *nlh = msg_start(RTM_DELNEXTHOP, 0,
+			    ring_push(OP_NH_DEL, NULL, NULL, id));
+			struct nhmsg *nhm = mnl_nlmsg_put_extra_header(nlh, sizeof(*nhm));
+			nhm->nh_family = AF_UNSPEC;
+			mnl_attr_put_u32(nlh, NHA_ID, id);
+			nl.batch_len += nlh->nlmsg_len;
+			msgs++;
+		}
 		while (nl.ring_n < NL_WINDOW_MAX && (r = dequeue())) {
 			enum op op;
 			int rc;
@@ -501,7 +671,7 @@ nl_on_kick(uv_idle_t *h)
 				op = OP_ADD_EXCL;
 			else
 				op = OP_REPLACE;
-			rc = build(r, op, nl.seq + 1);
+			rc = build(r, op);
 			if (rc == 0) {
 				requeue_head(r);
 				break;
@@ -515,18 +685,8 @@ nl_on_kick(uv_idle_t *h)
 				finish(r, ENODEV, r->errtext);
 				continue;
 			}
-			nl.seq++;
-			{
-				struct inflight *f = &nl.ring[(nl.ring_head + nl.ring_n) % NL_WINDOW_MAX];
-				f->seq = nl.seq;
-				f->op = (uint8_t)op;
-				f->r = r;
-				f->sent = rattr_ref(op == OP_DEL ? NULL : r->want);
-				nl.ring_n++;
-			}
 			r->flags |= R_INFLIGHT;
 			msgs++;
-			nl.st.msgs_sent++;
 			if (op == OP_DEL)
 				nl.st.deletes++;
 			else if (op == OP_REPLACE)
@@ -543,7 +703,7 @@ nl_on_kick(uv_idle_t *h)
 		if (nl.ring_n >= NL_WINDOW_MAX || !nl.qhead)
 			break;
 	}
-	if ((!nl.qhead || nl.ring_n >= NL_WINDOW_MAX) && !nl.batch_len) {
+	if ((!nl.qhead || nl.ring_n >= NL_WINDOW_MAX) && !nl.batch_len && !nl.n_nh_dels) {
 		uv_idle_stop(&nl.kick);
 		nl.kick_on = false;
 	}
@@ -602,8 +762,24 @@ handle_ack(const struct nlmsghdr *nlh)
 			mnl_attr_parse(nlh, (unsigned)off, ack_attr_cb, &aa);
 	}
 
+	if (f.op == OP_NH_ADD || f.op == OP_NH_DEL) {
+		if (f.op == OP_NH_ADD && err && f.sent->nh_state == RATTR_NH_CREATED) {
+			/* Routes using it fail too; they report this error, the real cause. */
+			f.sent->nh_state = RATTR_NH_FAILED;
+			f.sent->nh_err = (uint16_t)err;
+		}
+		if (err && !(f.op == OP_NH_DEL && err == ENOENT))
+			log_debug("nl: nexthop object %u: %s%s%s", f.op == OP_NH_DEL ? f.nh_id : 0,
+			    strerror(err), aa.msg ? ": " : "", aa.msg ? aa.msg : "");
+		rattr_unref(f.sent);
+		return;
+	}
 	r = f.r;
 	r->flags &= (uint8_t)~R_INFLIGHT;
+	if (err && f.sent && f.sent->nh_state == RATTR_NH_FAILED && f.sent->nh_err) {
+		err = f.sent->nh_err;
+		aa.msg = "nexthop object could not be made";
+	}
 	if (f.op == OP_DEL && err == ESRCH)
 		err = 0; /* already gone: the delete is done */
 	if (!err) {
@@ -651,9 +827,14 @@ lose_window(void)
 		struct inflight *f = &nl.ring[nl.ring_head];
 		nl.ring_head = (nl.ring_head + 1) % NL_WINDOW_MAX;
 		nl.ring_n--;
-		f->r->flags &= (uint8_t)~R_INFLIGHT;
+		if (f->r) {
+			f->r->flags &= (uint8_t)~R_INFLIGHT;
+			nl_enqueue(f->r);
+		} else if (f->sent && f->op == OP_NH_ADD) {
+			f->sent->nh_state = RATTR_NH_FAILED; /* made again with fresh ids */
+			f->sent->nh_err = 0;
+		}
 		rattr_unref(f->sent);
-		nl_enqueue(f->r);
 	}
 }
 
@@ -749,6 +930,57 @@ open_socket(struct mnl_socket **ret, unsigned groups)
 	return 0;
 }
 
+/*
+ * Does this kernel take nexthop objects (Linux 5.3+)? Make a blackhole object
+ * and delete it again, on a socket of its own, before the loop starts.
+ */
+static bool
+probe_nh_objects(void)
+{
+	struct mnl_socket *s = mnl_socket_open(NETLINK_ROUTE);
+	char buf[512];
+	bool ok = false;
+
+	if (!s || mnl_socket_bind(s, 0, MNL_SOCKET_AUTOPID) < 0)
+		goto out;
+	for (int del = 0; del < 2; del++) {
+		struct nlmsghdr *nlh = mnl_nlmsg_put_header(buf);
+		struct nhmsg *nhm;
+		ssize_t n;
+		nlh->nlmsg_type = del ? RTM_DELNEXTHOP : RTM_NEWNEXTHOP;
+		nlh->nlmsg_flags = NLM_F_REQUEST | NLM_F_ACK | (del ? 0 : NLM_F_CREATE | NLM_F_REPLACE);
+		nlh->nlmsg_seq = 1 + (uint32_t)del;
+		nhm = mnl_nlmsg_put_extra_header(nlh, sizeof(*nhm));
+		/* A delete names the id alone: the kernel refuses other header fields. */
+		nhm->nh_family = del ? AF_UNSPEC : AF_INET;
+		nhm->nh_protocol = del ? 0 : nl.protocol;
+		mnl_attr_put_u32(nlh, NHA_ID, NL_NH_PROBE_ID);
+		if (!del)
+			mnl_attr_put(nlh, NHA_BLACKHOLE, 0, NULL);
+		if (mnl_socket_sendto(s, nlh, nlh->nlmsg_len) < 0 ||
+		    (n = mnl_socket_recvfrom(s, buf, sizeof(buf))) < 0 ||
+		    mnl_cb_run(buf, (size_t)n, nlh->nlmsg_seq, mnl_socket_get_portid(s), NULL, NULL) < 0) {
+			if (!del)
+				log_info("nl: the kernel refuses nexthop objects (%s): using inline nexthops",
+				    strerror(errno));
+			goto out;
+		}
+	}
+	ok = true;
+out:
+	if (s)
+		mnl_socket_close(s);
+	return ok;
+}
+
+void
+nl_use_nh_objects(int mode)
+{
+	nl.use_nhid = mode > 0 || (mode < 0 && probe_nh_objects());
+	log_info("nl: %s", nl.use_nhid ? "routes refer to kernel nexthop objects"
+				       : "routes carry their nexthops inline");
+}
+
 int
 nl_init(uv_loop_t *loop, uint8_t protocol, nl_done_cb done)
 {
@@ -760,6 +992,8 @@ nl_init(uv_loop_t *loop, uint8_t protocol, nl_done_cb done)
 	nl.done = done;
 	nl.retry_ms = NL_RETRY_MIN_MS;
 	nl.batch_limit = NL_BATCH_BYTES / 2;
+	nl.next_nh_id = NL_NH_ID_BASE;
+	rattr_set_free_hook(nl_on_rattr_free);
 	nl.seq = (uint32_t)time(NULL);
 	if ((r = open_socket(&nl.wr, 0)) < 0)
 		return r;
@@ -810,6 +1044,10 @@ nl_close(void)
 	}
 	free(nl.parked);
 	nl.parked = NULL;
+	/* Objects still waiting for deletion stay; the next fibd finds them unused. */
+	free(nl.nh_dels);
+	nl.nh_dels = NULL;
+	nl.n_nh_dels = nl.cap_nh_dels = 0;
 	nl.n_parked = nl.cap_parked = 0;
 	for (unsigned i = 0; i < nl.n_texts; i++)
 		free((void *)(uintptr_t)nl.texts[i]);
@@ -825,4 +1063,5 @@ nl_get_stats(struct nl_stats *ret)
 	ret->queued = nl.queued;
 	ret->parked = nl.n_parked;
 	ret->batch_limit = (uint32_t)nl.batch_limit;
+	ret->nh_objects = nl.use_nhid;
 }

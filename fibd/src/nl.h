@@ -45,6 +45,7 @@ struct nl_stats {
 	uint32_t inflight;
 	uint32_t window;
 	uint32_t batch_limit;
+	int nh_objects; /* routes refer to kernel nexthop objects */
 	uint64_t send_max_us; /* longest single send (the kernel applies a batch inside it) */
 	uint64_t queued;
 	uint64_t parked;
@@ -52,6 +53,13 @@ struct nl_stats {
 
 /* nl_init - open the sockets (needs CAP_NET_ADMIN). Returns 0 or -errno. */
 int nl_init(uv_loop_t *loop, uint8_t protocol, nl_done_cb done);
+
+/*
+ * nl_use_nh_objects - 1: routes refer to kernel nexthop objects; 0: inline
+ * nexthops; -1: objects if the kernel takes them (probed now). Call before the
+ * first write.
+ */
+void nl_use_nh_objects(int mode);
 
 /* nl_close - stop and close the sockets; routes in flight stay as they are. */
 void nl_close(void);

@@ -13,6 +13,13 @@ static struct rattr **buckets;
 static uint32_t n_buckets;
 static uint64_t n_entries;
 static uint64_t n_bytes;
+static void (*free_hook)(struct rattr *a);
+
+void
+rattr_set_free_hook(void (*hook)(struct rattr *a))
+{
+	free_hook = hook;
+}
 
 static uint32_t
 mix(uint32_t h, const void *data, size_t len)
@@ -157,6 +164,8 @@ rattr_unref(struct rattr *a)
 	for (link = &buckets[a->hash & (n_buckets - 1)]; *link != a; link = &(*link)->hnext)
 		;
 	*link = a->hnext;
+	if (free_hook)
+		free_hook(a);
 	n_entries--;
 	n_bytes -= sizeof(*a) + a->n_nh * sizeof(a->nh[0]);
 	free(a);

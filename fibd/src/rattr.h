@@ -34,8 +34,16 @@ struct rattr {
 	uint32_t realm;
 	uint32_t mtu;
 	union ps_addr prefsrc;
+	/* The kernel nexthop object standing for nh[] (nl.c), when fibd uses them. */
+	uint32_t nh_id;   /* the object (a group for ECMP; members are nh_id - n_nh ..) or 0 */
+	uint16_t nh_err;  /* errno of its creation when nh_state is RATTR_NH_FAILED */
+	uint8_t nh_state; /* RATTR_NH_* */
 	struct rnh nh[];
 };
+
+#define RATTR_NH_NONE 0
+#define RATTR_NH_CREATED 1 /* creation sent (the kernel applies messages in order) */
+#define RATTR_NH_FAILED 2
 
 /*
  * rattr_intern - the interned attributes of a decoded route (validated by
@@ -49,6 +57,12 @@ struct rattr *rattr_ref(struct rattr *a);
 
 /* rattr_unref - drop a reference; frees at zero. Accepts NULL; returns NULL. */
 struct rattr *rattr_unref(struct rattr *a);
+
+/*
+ * rattr_set_free_hook - called with each rattr just before it is freed (nl.c
+ * deletes the kernel nexthop object that stood for it).
+ */
+void rattr_set_free_hook(void (*hook)(struct rattr *a));
 
 /* Distinct attribute sets alive, and their bytes. */
 uint64_t rattr_count(void);
