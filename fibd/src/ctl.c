@@ -95,14 +95,14 @@ status_text(struct text *t)
 		    (unsigned long long)oi.routes, (unsigned long long)oi.pending,
 		    (unsigned long long)oi.generation, oi.in_feed ? " (feeding)" : "");
 	tprintf(t, "tables\n");
-	tprintf(t, "  %-10s %-6s %10s %10s %8s %8s\n", "table", "family", "routes", "installed",
-	    "failed", "waiting");
+	tprintf(t, "  %-10s %-6s %10s %10s %10s %8s %8s\n", "table", "family", "desired",
+	    "installed", "pending", "failed", "waiting");
 	for (unsigned i = 0; i < table_count(); i++) {
 		struct rtable *rt = table_at((uint16_t)i);
-		tprintf(t, "  %-10u %-6s %10llu %10llu %8llu %8llu\n", rt->id,
-		    rt->family == PS_FAM_V4 ? "inet" : "inet6", (unsigned long long)rt->n_routes,
-		    (unsigned long long)rt->n_installed, (unsigned long long)rt->n_failed,
-		    (unsigned long long)rt->n_waiting);
+		tprintf(t, "  %-10u %-6s %10llu %10llu %10llu %8llu %8llu\n", rt->id,
+		    rt->family == PS_FAM_V4 ? "inet" : "inet6", (unsigned long long)rt->n_desired,
+		    (unsigned long long)rt->n_installed, (unsigned long long)rt->n_pending,
+		    (unsigned long long)rt->n_failed, (unsigned long long)rt->n_waiting);
 	}
 	tprintf(t, "netlink: %s nexthops; queued %llu, in flight %u/%u, parked %llu, batch %u "
 		   "bytes, longest send %llu us\n",
@@ -200,10 +200,11 @@ status_json(struct text *t)
 	for (unsigned i = 0; i < table_count(); i++) {
 		struct rtable *rt = table_at((uint16_t)i);
 		tprintf(t,
-		    "%s{\"table\":%u,\"family\":\"%s\",\"routes\":%llu,\"installed\":%llu,"
-		    "\"failed\":%llu,\"waiting\":%llu}",
+		    "%s{\"table\":%u,\"family\":\"%s\",\"entries\":%llu,\"desired\":%llu,"
+		    "\"installed\":%llu,\"pending\":%llu,\"failed\":%llu,\"waiting\":%llu}",
 		    i ? "," : "", rt->id, rt->family == PS_FAM_V4 ? "inet" : "inet6",
-		    (unsigned long long)rt->n_routes, (unsigned long long)rt->n_installed,
+		    (unsigned long long)rt->n_routes, (unsigned long long)rt->n_desired,
+		    (unsigned long long)rt->n_installed, (unsigned long long)rt->n_pending,
 		    (unsigned long long)rt->n_failed, (unsigned long long)rt->n_waiting);
 	}
 	tprintf(t,

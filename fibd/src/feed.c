@@ -287,7 +287,7 @@ feed_on_sweep(uv_idle_t *h)
 			struct route *r = o->sweep;
 			o->sweep = r->onext;
 			if (r->want && r->gen != o->mark) {
-				r->want = rattr_unref(r->want);
+				route_set_want(r, NULL);
 				route_write(o, r);
 			}
 		}
@@ -560,8 +560,7 @@ on_route(struct session *s, const struct ps_route *pr)
 		rattr_unref(a);
 		return;
 	}
-	rattr_unref(r->want);
-	r->want = a;
+	route_set_want(r, a);
 	route_write(o, r);
 }
 
@@ -578,7 +577,7 @@ on_withdraw(struct session *s, const struct ps_key *k)
 	r = t ? table_lookup(t, &k->prefix, k->plen, k->tos, metric) : NULL;
 	if (!r || r->owner != s->owner->slot || !r->want)
 		return; /* not ours, or already withdrawn: nothing to do */
-	r->want = rattr_unref(r->want);
+	route_set_want(r, NULL);
 	route_write(s->owner, r);
 }
 
@@ -661,7 +660,7 @@ handle(struct session *s, const struct ps_msg *m)
 		if (s->state == S_FEED && (m->u.bye_flags & PS_BYE_FLUSH)) {
 			for (struct route *r = s->owner->routes; r; r = r->onext)
 				if (r->want) {
-					r->want = rattr_unref(r->want);
+					route_set_want(r, NULL);
 					route_write(s->owner, r);
 				}
 		}

@@ -169,6 +169,16 @@ set_have(struct route *r, struct rattr *a)
 	r->have = a;
 }
 
+/* A route counts as pending in its table while queued or in flight. */
+static void
+pending_update(struct route *r, uint8_t before)
+{
+	bool was = before & (R_QUEUED | R_INFLIGHT), is = r->flags & (R_QUEUED | R_INFLIGHT);
+
+	if (was != is)
+		table_at(r->rt)->n_pending += is ? 1 : (uint64_t)-1;
+}
+
 /* ---- queue ---- */
 
 static void
@@ -189,6 +199,7 @@ nl_enqueue(struct route *r)
 	if (r->flags & (R_QUEUED | R_INFLIGHT))
 		return; /* in flight: re-queued when its ACK shows want moved on */
 	r->flags |= R_QUEUED;
+	pending_update(r, (uint8_t)(r->flags & ~R_QUEUED));
 	r->qnext = NULL;
 	if (nl.qtail)
 		nl.qtail->qnext = r;
@@ -211,6 +222,7 @@ dequeue(void)
 		nl.qtail = NULL;
 	r->qnext = NULL;
 	r->flags &= (uint8_t)~R_QUEUED;
+	pending_update(r, (uint8_t)(r->flags | R_QUEUED));
 	nl.queued--;
 	return r;
 }
@@ -220,6 +232,7 @@ static void
 requeue_head(struct route *r)
 {
 	r->flags |= R_QUEUED;
+	pending_update(r, (uint8_t)(r->flags & ~R_QUEUED));
 	r->qnext = nl.qhead;
 	nl.qhead = r;
 	if (!nl.qtail)
@@ -686,6 +699,7 @@ nl_on_kick(uv_idle_t *h)
 				continue;
 			}
 			r->flags |= R_INFLIGHT;
+			pending_update(r, (uint8_t)(r->flags & ~R_INFLIGHT));
 			msgs++;
 			if (op == OP_DEL)
 				nl.st.deletes++;
@@ -776,6 +790,7 @@ handle_ack(const struct nlmsghdr *nlh)
 	}
 	r = f.r;
 	r->flags &= (uint8_t)~R_INFLIGHT;
+	pending_update(r, (uint8_t)(r->flags | R_INFLIGHT));
 	if (err && f.sent && f.sent->nh_state == RATTR_NH_FAILED && f.sent->nh_err) {
 		err = f.sent->nh_err;
 		aa.msg = "nexthop object could not be made";
@@ -829,6 +844,7 @@ lose_window(void)
 		nl.ring_n--;
 		if (f->r) {
 			f->r->flags &= (uint8_t)~R_INFLIGHT;
+			pending_update(f->r, (uint8_t)(f->r->flags | R_INFLIGHT));
 			nl_enqueue(f->r);
 		} else if (f->sent && f->op == OP_NH_ADD) {
 			f->sent->nh_state = RATTR_NH_FAILED; /* made again with fresh ids */

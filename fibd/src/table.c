@@ -284,6 +284,16 @@ table_release(struct route *r)
 	return true;
 }
 
+void
+route_set_want(struct route *r, struct rattr *a)
+{
+	struct rtable *t = tables[r->rt];
+
+	t->n_desired += (a != NULL) - (r->want != NULL);
+	rattr_unref(r->want);
+	r->want = a;
+}
+
 const union ps_addr *
 route_prefix(const struct route *r)
 {

@@ -57,6 +57,8 @@ struct rtable {
 	uint16_t idx;
 	struct tnode *root;
 	uint64_t n_routes;    /* route entries */
+	uint64_t n_desired;   /* want != NULL */
+	uint64_t n_pending;   /* queued or in flight to the kernel */
 	uint64_t n_installed; /* have != NULL */
 	uint64_t n_failed;
 	uint64_t n_waiting;
@@ -88,6 +90,9 @@ struct route *table_insert(struct rtable *t, const union ps_addr *prefix, uint8_
  * true if it was freed.
  */
 bool table_release(struct route *r);
+
+/* route_set_want - replace what the owner wants (takes the reference a; NULL: remove). */
+void route_set_want(struct route *r, struct rattr *a);
 
 /* The route's prefix and length. */
 const union ps_addr *route_prefix(const struct route *r);
