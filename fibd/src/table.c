@@ -8,8 +8,18 @@
  * parent left with one child. So there are fewer than 2n nodes for n prefixes and
  * insert, lookup and delete visit at most plen + 1 nodes.
  *
+ * IPv4 tables start with a stride: an array of 65536 subtries, one per /16,
+ * holding the prefixes of length 16 and more; shorter prefixes live in the
+ * table's root trie. A full table's IPv4 routes are mostly /24../22, so an insert
+ * or lookup then visits a handful of nodes below its /16 instead of twenty-odd
+ * from the root: in a table far larger than the CPU's caches each visit is a
+ * cache miss, and they were most of fibd's own time (perf, 500k routes). The
+ * array costs 512 KiB per IPv4 table.
+ *
  * Ordered walks are pre-order (a prefix before its more-specifics, child 0 before
- * child 1), which is address order then length, as `ip route` sorts.
+ * child 1), which is address order then length, as `ip route` sorts. For IPv4 the
+ * root trie's walk is merged with the /16 subtries in address order: a shorter
+ * prefix comes before every /16 subtrie at or after its address.
  */
 #include <endian.h>
 #include <errno.h>
@@ -25,6 +35,9 @@ struct tnode {
 	union ps_addr prefix;
 	uint8_t plen;
 };
+
+#define STRIDE_BITS 16
+#define STRIDE_SIZE (1u << STRIDE_BITS)
 
 static struct rtable *tables[TABLE_MAX];
 static unsigned n_tables;
@@ -44,8 +57,10 @@ table_init(void)
 void
 table_shutdown(void)
 {
-	for (unsigned i = 0; i < n_tables; i++)
+	for (unsigned i = 0; i < n_tables; i++) {
+		free(tables[i]->stride);
 		free(tables[i]);
+	}
 	n_tables = 0;
 	route_slab = slab_destroy(route_slab);
 	node_slab = slab_destroy(node_slab);
@@ -64,6 +79,10 @@ table_get(uint32_t id, uint8_t family, bool create)
 	t = calloc(1, sizeof(*t));
 	if (!t)
 		return NULL;
+	if (family == PS_FAM_V4 && !(t->stride = calloc(STRIDE_SIZE, sizeof(*t->stride)))) {
+		free(t);
+		return NULL;
+	}
 	t->id = id;
 	t->family = family;
 	t->idx = (uint16_t)n_tables;
@@ -87,6 +106,21 @@ static unsigned
 bit_at(const union ps_addr *a, unsigned pos)
 {
 	return (a->b[pos / 8] >> (7 - pos % 8)) & 1;
+}
+
+static unsigned
+stride_index(const union ps_addr *a)
+{
+	return (unsigned)a->b[0] << 8 | a->b[1];
+}
+
+/* The trie a prefix lives in: its /16's for IPv4 prefixes of 16 bits or more. */
+static struct tnode **
+root_link(struct rtable *t, const union ps_addr *prefix, unsigned plen)
+{
+	if (t->stride && plen >= STRIDE_BITS)
+		return &t->stride[stride_index(prefix)];
+	return &t->root;
 }
 
 /* Length of the common leading bits of a and b, at most max: 64 bits at a time. */
@@ -134,7 +168,7 @@ node_new(struct rtable *t, const union ps_addr *prefix, unsigned plen)
 static struct tnode *
 node_find(struct rtable *t, const union ps_addr *prefix, unsigned plen)
 {
-	struct tnode *n = t->root;
+	struct tnode *n = *root_link(t, prefix, plen);
 
 	while (n) {
 		if (n->plen > plen || common_bits(&n->prefix, prefix, n->plen) < n->plen)
@@ -150,7 +184,7 @@ node_find(struct rtable *t, const union ps_addr *prefix, unsigned plen)
 static struct tnode *
 node_get(struct rtable *t, const union ps_addr *prefix, unsigned plen)
 {
-	struct tnode **link = &t->root;
+	struct tnode **link = root_link(t, prefix, plen);
 	struct tnode *n, *leaf, *glue;
 
 	while ((n = *link)) {
@@ -188,7 +222,7 @@ static void
 node_prune(struct rtable *t, const union ps_addr *prefix, unsigned plen)
 {
 	struct tnode **path[130];
-	struct tnode **link = &t->root;
+	struct tnode **link = root_link(t, prefix, plen);
 	unsigned depth = 0;
 	struct tnode *n;
 
@@ -328,29 +362,88 @@ walk_node(struct tnode *n, table_walk_cb cb, void *ctx)
 	return 0;
 }
 
+/* The first node at or below n that lies inside within/len, or NULL. */
+static struct tnode *
+descend_within(struct tnode *n, const union ps_addr *within, unsigned len)
+{
+	while (n && n->plen < len) {
+		if (common_bits(&n->prefix, within, n->plen) < n->plen)
+			return NULL;
+		n = n->child[bit_at(within, n->plen)];
+	}
+	if (!n || common_bits(&n->prefix, within, len) < len)
+		return NULL;
+	return n;
+}
+
+/*
+ * The IPv4 merge: the root trie's prefixes (all shorter than /16) in order, each
+ * after the /16 subtries whose addresses lie before it. *next_bucket is the first
+ * subtrie not yet walked; end bounds them.
+ */
+struct merge {
+	struct rtable *t;
+	unsigned next_bucket;
+	unsigned end;
+	table_walk_cb cb;
+	void *ctx;
+};
+
+static int
+flush_buckets(struct merge *m, unsigned upto)
+{
+	int rc;
+
+	for (; m->next_bucket < upto && m->next_bucket < m->end; m->next_bucket++)
+		if (m->t->stride[m->next_bucket] &&
+		    (rc = walk_node(m->t->stride[m->next_bucket], m->cb, m->ctx)))
+			return rc;
+	return 0;
+}
+
+static int
+merge_cb(struct route *r, void *vctx)
+{
+	struct merge *m = vctx;
+	int rc;
+
+	if ((rc = flush_buckets(m, stride_index(route_prefix(r)))))
+		return rc;
+	return m->cb(r, m->ctx);
+}
+
 int
 table_walk(struct rtable *t, const union ps_addr *within, uint8_t within_len, table_walk_cb cb,
     void *ctx)
 {
-	struct tnode *n = t->root;
+	struct merge m = { t, 0, STRIDE_SIZE, cb, ctx };
+	struct tnode *n;
+	int rc;
 
-	if (!within)
-		return walk_node(n, cb, ctx);
-	/* Find the first node inside within/within_len. */
-	while (n && n->plen < within_len) {
-		if (common_bits(&n->prefix, within, n->plen) < n->plen)
-			return 0;
-		n = n->child[bit_at(within, n->plen)];
+	if (!t->stride)
+		return (n = within ? descend_within(t->root, within, within_len) : t->root)
+		    ? walk_node(n, cb, ctx)
+		    : 0;
+	if (within && within_len >= STRIDE_BITS)
+		return (n = descend_within(t->stride[stride_index(within)], within, within_len))
+		    ? walk_node(n, cb, ctx)
+		    : 0;
+	if (within) {
+		m.next_bucket = stride_index(within);
+		m.end = m.next_bucket + (1u << (STRIDE_BITS - within_len));
+		n = descend_within(t->root, within, within_len);
+	} else {
+		n = t->root;
 	}
-	if (!n || common_bits(&n->prefix, within, within_len) < within_len)
-		return 0;
-	return walk_node(n, cb, ctx);
+	if (n && (rc = walk_node(n, merge_cb, &m)))
+		return rc;
+	return flush_buckets(&m, m.end);
 }
 
-struct route *
-table_longest(struct rtable *t, const union ps_addr *addr, uint8_t len)
+static struct tnode *
+longest_in(struct tnode *n, const union ps_addr *addr, unsigned len)
 {
-	struct tnode *n = t->root, *best = NULL;
+	struct tnode *best = NULL;
 
 	while (n && n->plen <= len && common_bits(&n->prefix, addr, n->plen) >= n->plen) {
 		if (n->routes)
@@ -359,6 +452,18 @@ table_longest(struct rtable *t, const union ps_addr *addr, uint8_t len)
 			break;
 		n = n->child[bit_at(addr, n->plen)];
 	}
+	return best;
+}
+
+struct route *
+table_longest(struct rtable *t, const union ps_addr *addr, uint8_t len)
+{
+	struct tnode *best = NULL;
+
+	if (t->stride && len >= STRIDE_BITS)
+		best = longest_in(t->stride[stride_index(addr)], addr, len);
+	if (!best)
+		best = longest_in(t->root, addr, len);
 	return best ? best->routes : NULL;
 }
 

@@ -55,7 +55,8 @@ struct rtable {
 	uint32_t id;
 	uint8_t family; /* PS_FAM_V4 or PS_FAM_V6 */
 	uint16_t idx;
-	struct tnode *root;
+	struct tnode *root;    /* IPv6: every prefix; IPv4: prefixes shorter than /16 */
+	struct tnode **stride; /* IPv4: one subtrie per /16, for prefixes of /16 and longer */
 	uint64_t n_routes;    /* route entries */
 	uint64_t n_desired;   /* want != NULL */
 	uint64_t n_pending;   /* queued or in flight to the kernel */
