@@ -79,13 +79,13 @@ status_text(struct text *t)
 	struct nl_stats ns;
 	struct health_stats hs;
 	struct feed_stats fs;
-	struct slab_stats sr, sn;
+	struct slab_stats sl[3];
 	struct owner_info oi;
 
 	nl_get_stats(&ns);
 	health_get(&hs);
 	feed_get_stats(&fs);
-	table_slab_stats(&sr, &sn);
+	table_slab_stats(&sl[0], &sl[1], &sl[2]);
 	tprintf(t, "fibd %s, up %llu s, protocol %u\n", FIBD_VERSION,
 	    (unsigned long long)((mono_ns() - started_ns) / 1000000000u), protocol);
 	tprintf(t, "sessions %u, clients %u\n", feed_session_count(), feed_owner_count());
@@ -128,8 +128,8 @@ status_text(struct text *t)
 	    hs.lag_p99_ms, hs.lag_max_ms, hs.busy_max_ms, hs.cb_max_ms,
 	    hs.cb_max_name ? hs.cb_max_name : "-", hs.lag_max_all_ms, hs.busy_max_all_ms,
 	    hs.cb_max_all_ms, hs.cb_max_all_name ? hs.cb_max_all_name : "-");
-	for (int i = 0; i < 2; i++) {
-		const struct slab_stats *s = i ? &sn : &sr;
+	for (int i = 0; i < 3; i++) {
+		const struct slab_stats *s = &sl[i];
 		tprintf(t, "slab %s: %llu live of %zu bytes, pages full %llu partial %llu empty %llu "
 			   "released %llu, %llu KiB mapped, %llu KiB resident, cleanup calls %llu "
 			   "visits %llu (max %llu)\n",
@@ -176,13 +176,13 @@ status_json(struct text *t)
 	struct nl_stats ns;
 	struct health_stats hs;
 	struct feed_stats fs;
-	struct slab_stats sr, sn;
+	struct slab_stats sl[3];
 	struct owner_info oi;
 
 	nl_get_stats(&ns);
 	health_get(&hs);
 	feed_get_stats(&fs);
-	table_slab_stats(&sr, &sn);
+	table_slab_stats(&sl[0], &sl[1], &sl[2]);
 	tprintf(t, "{\"version\":\"%s\",\"uptime_s\":%llu,\"protocol\":%u,\"sessions\":%u,",
 	    FIBD_VERSION, (unsigned long long)((mono_ns() - started_ns) / 1000000000u), protocol,
 	    feed_session_count());
@@ -234,9 +234,10 @@ status_json(struct text *t)
 	    hs.cb_max_name ? hs.cb_max_name : "", hs.lag_max_all_ms, hs.busy_max_all_ms,
 	    hs.cb_max_all_ms, hs.cb_max_all_name ? hs.cb_max_all_name : "");
 	tprintf(t, "\"slabs\":[");
-	json_slab(t, &sr);
-	tprintf(t, ",");
-	json_slab(t, &sn);
+	for (int i = 0; i < 3; i++) {
+		tprintf(t, i ? "," : "");
+		json_slab(t, &sl[i]);
+	}
 	tprintf(t, "],\"route_attributes\":{\"sets\":%llu,\"bytes\":%llu}}\n",
 	    (unsigned long long)rattr_count(), (unsigned long long)rattr_bytes());
 }

@@ -46,7 +46,7 @@ struct owner {
 	uint64_t n_routes;
 	struct route *sq_head, *sq_tail; /* status queue, through snext */
 	uint64_t pending;
-	uint32_t mark;
+	uint16_t mark; /* routes sent in the open feed carry it; compared for equality */
 	uint64_t generation;
 	bool in_feed;
 	struct route *sweep; /* next route to look at in a sweep, or NULL */
@@ -375,7 +375,7 @@ encode_status(struct session *s)
 			e->key.has = PS_KEY_TABLE | PS_KEY_METRIC | PS_KEY_TOS;
 			e->key.table = t->id;
 			e->key.family = t->family;
-			e->key.prefix = *route_prefix(r);
+			route_prefix(r, &e->key.prefix);
 			e->key.plen = route_plen(r);
 			e->key.tos = r->tos;
 			e->key.metric = r->metric;
@@ -389,7 +389,7 @@ encode_status(struct session *s)
 				e->state = PS_RS_INSTALLED;
 			if (e->state == PS_RS_WAITING || e->state == PS_RS_FAILED) {
 				e->error = r->err;
-				e->text = ps_str_from(r->errtext);
+				e->text = ps_str_from(nl_text(r->errtext));
 			}
 			done[n++] = r;
 		}

@@ -122,21 +122,30 @@ now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-/* Kernel messages are few distinct strings: keep one copy of each. */
-static const char *
+/*
+ * Kernel messages are few distinct strings: keep one copy of each, and give
+ * routes a small index (1-based; 0 is no text).
+ */
+static uint16_t
 intern_text(const char *s)
 {
 	char *copy;
 
 	if (!s || !*s)
-		return NULL;
+		return 0;
 	for (unsigned i = 0; i < nl.n_texts; i++)
 		if (!strcmp(nl.texts[i], s))
-			return nl.texts[i];
+			return (uint16_t)(i + 1);
 	if (nl.n_texts >= NL_TEXT_INTERN_MAX || !(copy = strdup(s)))
-		return NULL;
+		return 0;
 	nl.texts[nl.n_texts++] = copy;
-	return copy;
+	return (uint16_t)nl.n_texts;
+}
+
+const char *
+nl_text(uint16_t idx)
+{
+	return idx && idx <= nl.n_texts ? nl.texts[idx - 1] : NULL;
 }
 
 /* ---- route flags, keeping the table's counters right ---- */
@@ -544,7 +553,11 @@ build(struct route *r, enum op op)
 	rtm->rtm_table = t->id < 256 ? (uint8_t)t->id : RT_TABLE_UNSPEC;
 	rtm->rtm_protocol = nl.protocol;
 	mnl_attr_put_u32(nlh, RTA_TABLE, t->id);
-	mnl_attr_put(nlh, RTA_DST, alen, route_prefix(r)->b);
+	{
+		union ps_addr dst;
+		route_prefix(r, &dst);
+		mnl_attr_put(nlh, RTA_DST, alen, dst.b);
+	}
 	mnl_attr_put_u32(nlh, RTA_PRIORITY, r->metric);
 	if (op == OP_DEL) {
 		rtm->rtm_scope = RT_SCOPE_NOWHERE;
@@ -695,7 +708,7 @@ nl_on_kick(uv_idle_t *h)
 				r->errtext = intern_text("interface does not exist");
 				set_state(r, R_WAITING, true);
 				park(r);
-				finish(r, ENODEV, r->errtext);
+				finish(r, ENODEV, nl_text(r->errtext));
 				continue;
 			}
 			r->flags |= R_INFLIGHT;
@@ -807,7 +820,7 @@ handle_ack(const struct nlmsghdr *nlh)
 			r->flags &= (uint8_t)~R_EXCL;
 		}
 		r->err = 0;
-		r->errtext = NULL;
+		r->errtext = 0;
 		set_state(r, R_FAILED, false);
 		set_state(r, R_WAITING, false);
 		if (r->want != r->have)
@@ -825,7 +838,7 @@ handle_ack(const struct nlmsghdr *nlh)
 		}
 	}
 	rattr_unref(f.sent);
-	finish(r, err, r->errtext);
+	finish(r, err, nl_text(r->errtext));
 }
 
 /*

@@ -75,4 +75,7 @@ uint64_t nl_pending(void);
 
 void nl_get_stats(struct nl_stats *ret);
 
+/* nl_text - the kernel's extended-ACK text a route's errtext index names, or NULL. */
+const char *nl_text(uint16_t idx);
+
 #endif

@@ -23,18 +23,22 @@
  */
 #include <endian.h>
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "slab.h"
 #include "table.h"
 
+/* A node's prefix is 4 bytes in IPv4 tables and 16 in IPv6 ones: two slabs. */
 struct tnode {
 	struct tnode *child[2];
 	struct route *routes;
-	union ps_addr prefix;
 	uint8_t plen;
+	uint8_t prefix[]; /* bits past plen are zero */
 };
+
+#define NODE_SIZE(alen) (offsetof(struct tnode, prefix) + (alen))
 
 #define STRIDE_BITS 16
 #define STRIDE_SIZE (1u << STRIDE_BITS)
@@ -42,14 +46,16 @@ struct tnode {
 static struct rtable *tables[TABLE_MAX];
 static unsigned n_tables;
 static struct slab *route_slab;
-static struct slab *node_slab;
+static struct slab *node_slab4;
+static struct slab *node_slab6;
 
 int
 table_init(void)
 {
 	route_slab = slab_new(sizeof(struct route), "routes", 0);
-	node_slab = slab_new(sizeof(struct tnode), "trie nodes", 0);
-	if (!route_slab || !node_slab)
+	node_slab4 = slab_new(NODE_SIZE(4), "IPv4 trie nodes", 0);
+	node_slab6 = slab_new(NODE_SIZE(16), "IPv6 trie nodes", 0);
+	if (!route_slab || !node_slab4 || !node_slab6)
 		return -ENOMEM;
 	return 0;
 }
@@ -63,7 +69,8 @@ table_shutdown(void)
 	}
 	n_tables = 0;
 	route_slab = slab_destroy(route_slab);
-	node_slab = slab_destroy(node_slab);
+	node_slab4 = slab_destroy(node_slab4);
+	node_slab6 = slab_destroy(node_slab6);
 }
 
 struct rtable *
@@ -103,15 +110,27 @@ table_count(void)
 }
 
 static unsigned
-bit_at(const union ps_addr *a, unsigned pos)
+bit_at(const uint8_t *a, unsigned pos)
 {
-	return (a->b[pos / 8] >> (7 - pos % 8)) & 1;
+	return (a[pos / 8] >> (7 - pos % 8)) & 1;
 }
 
 static unsigned
-stride_index(const union ps_addr *a)
+alen_of(const struct rtable *t)
 {
-	return (unsigned)a->b[0] << 8 | a->b[1];
+	return t->family == PS_FAM_V4 ? 4 : 16;
+}
+
+static struct slab *
+node_slab(const struct rtable *t)
+{
+	return t->family == PS_FAM_V4 ? node_slab4 : node_slab6;
+}
+
+static unsigned
+stride_index(const uint8_t *a)
+{
+	return (unsigned)a[0] << 8 | a[1];
 }
 
 /* The trie a prefix lives in: its /16's for IPv4 prefixes of 16 bits or more. */
@@ -119,47 +138,51 @@ static struct tnode **
 root_link(struct rtable *t, const union ps_addr *prefix, unsigned plen)
 {
 	if (t->stride && plen >= STRIDE_BITS)
-		return &t->stride[stride_index(prefix)];
+		return &t->stride[stride_index(prefix->b)];
 	return &t->root;
 }
 
-/* Length of the common leading bits of a and b, at most max: 64 bits at a time. */
+/*
+ * Length of the common leading bits of a and b, at most max, 32 bits at a time:
+ * a node's prefix holds only its table's address length, so max never reaches
+ * past it.
+ */
 static unsigned
-common_bits(const union ps_addr *a, const union ps_addr *b, unsigned max)
+common_bits(const uint8_t *a, const uint8_t *b, unsigned max)
 {
-	for (unsigned w = 0; w < 2 && w * 64 < max; w++) {
-		uint64_t x, y, d;
-		memcpy(&x, a->b + 8 * w, 8);
-		memcpy(&y, b->b + 8 * w, 8);
-		d = be64toh(x ^ y);
+	for (unsigned i = 0; i * 8 < max; i += 4) {
+		uint32_t x, y, d;
+		memcpy(&x, a + i, 4);
+		memcpy(&y, b + i, 4);
+		d = be32toh(x ^ y);
 		if (d) {
-			unsigned n = w * 64 + (unsigned)__builtin_clzll(d);
+			unsigned n = i * 8 + (unsigned)__builtin_clz(d);
 			return n < max ? n : max;
 		}
 	}
 	return max;
 }
 
-/* a with the bits from len on cleared. */
+/* a's first alen bytes with the bits from len on cleared. */
 static void
-masked(union ps_addr *dst, const union ps_addr *a, unsigned len)
+masked(uint8_t *dst, const union ps_addr *a, unsigned len, unsigned alen)
 {
-	memset(dst, 0, sizeof(*dst));
-	memcpy(dst->b, a->b, len / 8);
+	memset(dst, 0, alen);
+	memcpy(dst, a->b, len / 8);
 	if (len % 8)
-		dst->b[len / 8] = a->b[len / 8] & (uint8_t)(0xff00u >> (len % 8));
+		dst[len / 8] = a->b[len / 8] & (uint8_t)(0xff00u >> (len % 8));
 }
 
 static struct tnode *
 node_new(struct rtable *t, const union ps_addr *prefix, unsigned plen)
 {
-	struct tnode *n = slab_alloc(node_slab);
+	struct tnode *n = slab_alloc(node_slab(t));
 
 	if (!n)
 		return NULL;
 	n->child[0] = n->child[1] = NULL;
 	n->routes = NULL;
-	masked(&n->prefix, prefix, plen);
+	masked(n->prefix, prefix, plen, alen_of(t));
 	n->plen = (uint8_t)plen;
 	t->n_nodes++;
 	return n;
@@ -171,11 +194,11 @@ node_find(struct rtable *t, const union ps_addr *prefix, unsigned plen)
 	struct tnode *n = *root_link(t, prefix, plen);
 
 	while (n) {
-		if (n->plen > plen || common_bits(&n->prefix, prefix, n->plen) < n->plen)
+		if (n->plen > plen || common_bits(n->prefix, prefix->b, n->plen) < n->plen)
 			return NULL;
 		if (n->plen == plen)
 			return n;
-		n = n->child[bit_at(prefix, n->plen)];
+		n = n->child[bit_at(prefix->b, n->plen)];
 	}
 	return NULL;
 }
@@ -188,31 +211,31 @@ node_get(struct rtable *t, const union ps_addr *prefix, unsigned plen)
 	struct tnode *n, *leaf, *glue;
 
 	while ((n = *link)) {
-		unsigned common = common_bits(&n->prefix, prefix, n->plen < plen ? n->plen : plen);
+		unsigned common = common_bits(n->prefix, prefix->b, n->plen < plen ? n->plen : plen);
 		if (common < n->plen) {
 			/* prefix leaves n's path at bit `common`: a new node goes above n. */
 			if (common == plen) {
 				if (!(leaf = node_new(t, prefix, plen)))
 					return NULL;
-				leaf->child[bit_at(&n->prefix, plen)] = n;
+				leaf->child[bit_at(n->prefix, plen)] = n;
 				*link = leaf;
 				return leaf;
 			}
 			if (!(glue = node_new(t, prefix, common)))
 				return NULL;
 			if (!(leaf = node_new(t, prefix, plen))) {
-				slab_free(node_slab, glue);
+				slab_free(node_slab(t), glue);
 				t->n_nodes--;
 				return NULL;
 			}
-			glue->child[bit_at(&n->prefix, common)] = n;
-			glue->child[bit_at(prefix, common)] = leaf;
+			glue->child[bit_at(n->prefix, common)] = n;
+			glue->child[bit_at(prefix->b, common)] = leaf;
 			*link = glue;
 			return leaf;
 		}
 		if (n->plen == plen)
 			return n;
-		link = &n->child[bit_at(prefix, n->plen)];
+		link = &n->child[bit_at(prefix->b, n->plen)];
 	}
 	return *link = node_new(t, prefix, plen);
 }
@@ -228,7 +251,7 @@ node_prune(struct rtable *t, const union ps_addr *prefix, unsigned plen)
 
 	while ((n = *link) && n->plen < plen) {
 		path[depth++] = link;
-		link = &n->child[bit_at(prefix, n->plen)];
+		link = &n->child[bit_at(prefix->b, n->plen)];
 	}
 	if (!n || n->plen != plen || n->routes)
 		return;
@@ -239,7 +262,7 @@ node_prune(struct rtable *t, const union ps_addr *prefix, unsigned plen)
 		if (n->routes || (n->child[0] && n->child[1]))
 			break;
 		*path[depth] = n->child[0] ? n->child[0] : n->child[1];
-		slab_free(node_slab, n);
+		slab_free(node_slab(t), n);
 		t->n_nodes--;
 		if (depth == 0)
 			break;
@@ -310,11 +333,10 @@ table_release(struct route *r)
 		t->n_failed--;
 	if (r->flags & R_WAITING)
 		t->n_waiting--;
+	route_prefix(r, &prefix);
 	slab_free(route_slab, r);
-	if (!n->routes) {
-		prefix = n->prefix;
+	if (!n->routes)
 		node_prune(t, &prefix, n->plen);
-	}
 	return true;
 }
 
@@ -328,10 +350,11 @@ route_set_want(struct route *r, struct rattr *a)
 	r->want = a;
 }
 
-const union ps_addr *
-route_prefix(const struct route *r)
+void
+route_prefix(const struct route *r, union ps_addr *ret)
 {
-	return &r->node->prefix;
+	memset(ret, 0, sizeof(*ret));
+	memcpy(ret->b, r->node->prefix, alen_of(tables[r->rt]));
 }
 
 uint8_t
@@ -367,11 +390,11 @@ static struct tnode *
 descend_within(struct tnode *n, const union ps_addr *within, unsigned len)
 {
 	while (n && n->plen < len) {
-		if (common_bits(&n->prefix, within, n->plen) < n->plen)
+		if (common_bits(n->prefix, within->b, n->plen) < n->plen)
 			return NULL;
-		n = n->child[bit_at(within, n->plen)];
+		n = n->child[bit_at(within->b, n->plen)];
 	}
-	if (!n || common_bits(&n->prefix, within, len) < len)
+	if (!n || common_bits(n->prefix, within->b, len) < len)
 		return NULL;
 	return n;
 }
@@ -407,7 +430,7 @@ merge_cb(struct route *r, void *vctx)
 	struct merge *m = vctx;
 	int rc;
 
-	if ((rc = flush_buckets(m, stride_index(route_prefix(r)))))
+	if ((rc = flush_buckets(m, stride_index(r->node->prefix))))
 		return rc;
 	return m->cb(r, m->ctx);
 }
@@ -425,11 +448,11 @@ table_walk(struct rtable *t, const union ps_addr *within, uint8_t within_len, ta
 		    ? walk_node(n, cb, ctx)
 		    : 0;
 	if (within && within_len >= STRIDE_BITS)
-		return (n = descend_within(t->stride[stride_index(within)], within, within_len))
+		return (n = descend_within(t->stride[stride_index(within->b)], within, within_len))
 		    ? walk_node(n, cb, ctx)
 		    : 0;
 	if (within) {
-		m.next_bucket = stride_index(within);
+		m.next_bucket = stride_index(within->b);
 		m.end = m.next_bucket + (1u << (STRIDE_BITS - within_len));
 		n = descend_within(t->root, within, within_len);
 	} else {
@@ -445,12 +468,12 @@ longest_in(struct tnode *n, const union ps_addr *addr, unsigned len)
 {
 	struct tnode *best = NULL;
 
-	while (n && n->plen <= len && common_bits(&n->prefix, addr, n->plen) >= n->plen) {
+	while (n && n->plen <= len && common_bits(n->prefix, addr->b, n->plen) >= n->plen) {
 		if (n->routes)
 			best = n;
 		if (n->plen == len)
 			break;
-		n = n->child[bit_at(addr, n->plen)];
+		n = n->child[bit_at(addr->b, n->plen)];
 	}
 	return best;
 }
@@ -461,23 +484,27 @@ table_longest(struct rtable *t, const union ps_addr *addr, uint8_t len)
 	struct tnode *best = NULL;
 
 	if (t->stride && len >= STRIDE_BITS)
-		best = longest_in(t->stride[stride_index(addr)], addr, len);
+		best = longest_in(t->stride[stride_index(addr->b)], addr, len);
 	if (!best)
 		best = longest_in(t->root, addr, len);
 	return best ? best->routes : NULL;
 }
 
 void
-table_slab_stats(struct slab_stats *ret_routes, struct slab_stats *ret_nodes)
+table_slab_stats(struct slab_stats *ret_routes, struct slab_stats *ret_nodes4,
+    struct slab_stats *ret_nodes6)
 {
 	slab_get_stats(route_slab, ret_routes);
-	slab_get_stats(node_slab, ret_nodes);
+	slab_get_stats(node_slab4, ret_nodes4);
+	slab_get_stats(node_slab6, ret_nodes6);
 }
 
 bool
 table_slab_cleanup(void)
 {
 	slab_cleanup(route_slab);
-	slab_cleanup(node_slab);
-	return slab_cleanup_pending(route_slab) || slab_cleanup_pending(node_slab);
+	slab_cleanup(node_slab4);
+	slab_cleanup(node_slab6);
+	return slab_cleanup_pending(route_slab) || slab_cleanup_pending(node_slab4) ||
+	    slab_cleanup_pending(node_slab6);
 }

@@ -41,12 +41,12 @@ struct route {
 	struct route *snext; /* owner's status queue */
 	struct rattr *want;  /* desired attributes; NULL: remove from the kernel */
 	struct rattr *have;  /* acknowledged by the kernel; NULL: not installed */
-	const char *errtext; /* interned extended-ACK text of the last failure, or NULL */
 	uint32_t metric;
-	uint32_t gen;   /* owner's feed generation that last sent it */
-	uint16_t rt;    /* index of its table */
-	uint16_t owner; /* client slot, OWNER_NONE */
-	uint16_t err;   /* errno of the last failure */
+	uint16_t gen;     /* owner's feed mark when it last sent it (compared for equality) */
+	uint16_t rt;      /* index of its table */
+	uint16_t owner;   /* client slot, OWNER_NONE */
+	uint16_t err;     /* errno of the last failure */
+	uint16_t errtext; /* nl_text() index of the kernel's text for it, 0 if none */
 	uint8_t tos;
 	uint8_t flags;
 };
@@ -95,8 +95,8 @@ bool table_release(struct route *r);
 /* route_set_want - replace what the owner wants (takes the reference a; NULL: remove). */
 void route_set_want(struct route *r, struct rattr *a);
 
-/* The route's prefix and length. */
-const union ps_addr *route_prefix(const struct route *r);
+/* The route's prefix (copied into *ret) and length. */
+void route_prefix(const struct route *r, union ps_addr *ret);
 uint8_t route_plen(const struct route *r);
 
 typedef int (*table_walk_cb)(struct route *r, void *ctx);
@@ -115,7 +115,8 @@ struct route *table_longest(struct rtable *t, const union ps_addr *addr, uint8_t
 
 /* Slab statistics of the route and node slabs. */
 struct slab_stats;
-void table_slab_stats(struct slab_stats *ret_routes, struct slab_stats *ret_nodes);
+void table_slab_stats(struct slab_stats *ret_routes, struct slab_stats *ret_nodes4,
+    struct slab_stats *ret_nodes6);
 
 /* One bounded cleanup step of the table slabs; true if more is pending. */
 bool table_slab_cleanup(void);

@@ -63,6 +63,13 @@ nl_get_stats(struct nl_stats *ret)
 	(void)ret;
 }
 
+const char *
+nl_text(uint16_t idx)
+{
+	(void)idx;
+	return NULL;
+}
+
 unsigned
 fake_nl_complete(int err)
 {

@@ -77,9 +77,12 @@ static int
 walk_check(struct route *r, void *vctx)
 {
 	struct walk_ctx *c = vctx;
+	union ps_addr p;
+
 	if (c->at >= c->n)
 		fail_msg("walk returned more routes than the model has");
-	if (memcmp(route_prefix(r)->b, c->expect[c->at].p.b, 16) ||
+	route_prefix(r, &p);
+	if (memcmp(p.b, c->expect[c->at].p.b, 16) ||
 	    route_plen(r) != c->expect[c->at].plen)
 		fail_msg("walk order differs at %u", c->at);
 	c->at++;
