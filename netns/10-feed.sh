@@ -16,12 +16,7 @@ CONF=$(mktemp /tmp/fibd-test.XXXXXX.conf)
 echo "nexthop_objects = ${NEXTHOP_OBJECTS:-auto}" >"$CONF"
 diag "nexthop_objects = ${NEXTHOP_OBJECTS:-auto}"
 
-ns_new NS f
-ip -n "$NS" link add va type veth peer name vb
-ip -n "$NS" link set va up
-ip -n "$NS" link set vb up
-ip -n "$NS" addr add 198.51.100.2/24 dev va
-ip -n "$NS" addr add 2001:db8:ff::2/64 dev va nodad
+ns_with_link NS f
 ip -n "$NS" link add wa type veth peer name wb
 ip -n "$NS" addr add 203.0.113.2/24 dev wa   # wa stays down for now
 SOCK=$(mktemp -u /tmp/fibd-test.XXXXXX).sock

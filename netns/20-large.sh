@@ -11,12 +11,7 @@ tap_plan 5
 
 N4=${LARGE_V4:-400000}
 N6=${LARGE_V6:-100000}
-ns_new NS l
-ip -n "$NS" link add va type veth peer name vb
-ip -n "$NS" link set va up
-ip -n "$NS" link set vb up
-ip -n "$NS" addr add 198.51.100.2/24 dev va
-ip -n "$NS" addr add 2001:db8:ff::2/64 dev va nodad
+ns_with_link NS l
 SOCK=$(mktemp -u /tmp/fibd-test.XXXXXX).sock
 W=$(mktemp -d)
 start_fibd FIBD_PID "$NS" "$SOCK" || { not_ok "fibd starts"; exit 1; }

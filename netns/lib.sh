@@ -144,6 +144,19 @@ _cleanup() {
 trap _cleanup EXIT
 trap 'exit 130' INT TERM
 
+# ns_with_link VAR NAME: a namespace with one veth pair, va (198.51.100.2/24,
+# 2001:db8:ff::2/64) and vb, both up: a link for routes via 198.51.100.1 and
+# 2001:db8:ff::1.
+ns_with_link() {
+	ns_new "$1" "$2" || return 1
+	local ns=${!1}
+	ip -n "$ns" link add va type veth peer name vb
+	ip -n "$ns" link set va up
+	ip -n "$ns" link set vb up
+	ip -n "$ns" addr add 198.51.100.2/24 dev va
+	ip -n "$ns" addr add 2001:db8:ff::2/64 dev va nodad
+}
+
 # ---- fibd helpers ----
 
 FIBD=${BUILD_DIR:-build}/fibd/fibd

@@ -9,6 +9,8 @@
 #include <string.h>
 #include <time.h>
 
+#include <uv.h>
+
 #include "config.h"
 #include "ctl.h"
 #include "feed.h"
@@ -65,29 +67,35 @@ ctl_set_info(uint64_t start_ns, uint8_t proto)
 	protocol = proto;
 }
 
-static uint64_t
-mono_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
-static void
-status_text(struct text *t)
-{
+/* Every counter status reports, taken at one moment for both output forms. */
+struct snap {
 	struct nl_stats ns;
 	struct health_stats hs;
 	struct feed_stats fs;
 	struct slab_stats sl[3];
+	unsigned long long uptime_s;
+};
+
+static void
+snap_take(struct snap *s)
+{
+	nl_get_stats(&s->ns);
+	health_get(&s->hs);
+	feed_get_stats(&s->fs);
+	table_slab_stats(&s->sl[0], &s->sl[1], &s->sl[2]);
+	s->uptime_s = (uv_hrtime() - started_ns) / 1000000000u;
+}
+
+static void
+status_text(struct text *t, const struct snap *sn)
+{
+	const struct nl_stats ns = sn->ns;
+	const struct health_stats hs = sn->hs;
+	const struct feed_stats fs = sn->fs;
+	const struct slab_stats *sl = sn->sl;
 	struct owner_info oi;
 
-	nl_get_stats(&ns);
-	health_get(&hs);
-	feed_get_stats(&fs);
-	table_slab_stats(&sl[0], &sl[1], &sl[2]);
-	tprintf(t, "fibd %s, up %llu s, protocol %u\n", FIBD_VERSION,
-	    (unsigned long long)((mono_ns() - started_ns) / 1000000000u), protocol);
+	tprintf(t, "fibd %s, up %llu s, protocol %u\n", FIBD_VERSION, sn->uptime_s, protocol);
 	tprintf(t, "sessions %u, clients %u\n", feed_session_count(), feed_owner_count());
 	for (unsigned i = 0; feed_owner_at(i, &oi) == 0; i++)
 		tprintf(t, "  client %-20s %-12s routes %llu pending %llu generation %llu%s\n",
@@ -171,21 +179,16 @@ json_str(struct text *t, const char *s)
 }
 
 static void
-status_json(struct text *t)
+status_json(struct text *t, const struct snap *sn)
 {
-	struct nl_stats ns;
-	struct health_stats hs;
-	struct feed_stats fs;
-	struct slab_stats sl[3];
+	const struct nl_stats ns = sn->ns;
+	const struct health_stats hs = sn->hs;
+	const struct feed_stats fs = sn->fs;
+	const struct slab_stats *sl = sn->sl;
 	struct owner_info oi;
 
-	nl_get_stats(&ns);
-	health_get(&hs);
-	feed_get_stats(&fs);
-	table_slab_stats(&sl[0], &sl[1], &sl[2]);
 	tprintf(t, "{\"version\":\"%s\",\"uptime_s\":%llu,\"protocol\":%u,\"sessions\":%u,",
-	    FIBD_VERSION, (unsigned long long)((mono_ns() - started_ns) / 1000000000u), protocol,
-	    feed_session_count());
+	    FIBD_VERSION, sn->uptime_s, protocol, feed_session_count());
 	tprintf(t, "\"clients\":[");
 	for (unsigned i = 0; feed_owner_at(i, &oi) == 0; i++) {
 		tprintf(t, "%s{\"name\":", i ? "," : "");
@@ -259,6 +262,7 @@ void
 ctl_handle(struct ps_buf *out, const struct ps_ctl_request *req)
 {
 	struct text t = { 0 };
+	struct snap sn;
 	struct ps_msg m;
 
 	if (strcmp(req->cmd, "status")) {
@@ -267,10 +271,11 @@ ctl_handle(struct ps_buf *out, const struct ps_ctl_request *req)
 		send_end(out, req->req, PS_E_UNKNOWN_CMD, text);
 		return;
 	}
+	snap_take(&sn);
 	if (req->flags & PS_CTL_JSON)
-		status_json(&t);
+		status_json(&t, &sn);
 	else
-		status_text(&t);
+		status_text(&t, &sn);
 	if (t.failed) {
 		free(t.p);
 		send_end(out, req->req, PS_E_INTERNAL, "out of memory");

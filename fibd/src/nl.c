@@ -114,14 +114,6 @@ static struct {
 static void nl_on_kick(uv_idle_t *h);
 static void nl_on_retry(uv_timer_t *h);
 
-static uint64_t
-now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 /*
  * Kernel messages are few distinct strings: keep one copy of each, and give
  * routes a small index (1-based; 0 is no text).
@@ -285,7 +277,7 @@ park(struct route *r)
 	r->flags |= R_PARKED;
 	if (r->flags & R_FAILED) {
 		/* A failure after a quiet spell starts the backoff from the beginning. */
-		uint64_t now = now_ns();
+		uint64_t now = uv_hrtime();
 		if (now - nl.last_fail_ns > (uint64_t)NL_RETRY_MAX_MS * 2 * 1000000u)
 			nl.retry_ms = NL_RETRY_MIN_MS;
 		nl.last_fail_ns = now;
@@ -626,10 +618,10 @@ flush(void)
 
 	if (!nl.batch_len)
 		return 0;
-	t0 = now_ns();
+	t0 = uv_hrtime();
 	n = mnl_socket_sendto(nl.wr, nl.batch, nl.batch_len);
 	if (n >= 0) {
-		uint64_t dt = now_ns() - t0;
+		uint64_t dt = uv_hrtime() - t0;
 		if (dt / 1000 > nl.st.send_max_us)
 			nl.st.send_max_us = dt / 1000;
 		if (dt > 2 * NL_SEND_TARGET_NS && nl.batch_limit > NL_BATCH_MIN)
@@ -661,11 +653,11 @@ flush(void)
 static void
 nl_on_kick(uv_idle_t *h)
 {
-	uint64_t deadline = now_ns() + NL_RUN_NS;
+	uint64_t deadline = uv_hrtime() + NL_RUN_NS;
 	uint64_t t0 = health_cb_begin();
 	(void)h;
 
-	while (now_ns() < deadline) {
+	while (uv_hrtime() < deadline) {
 		uint32_t msgs = 0;
 		struct route *r;
 

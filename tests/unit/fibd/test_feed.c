@@ -125,6 +125,20 @@ expect(struct client *c, unsigned type)
 	return m;
 }
 
+/* The next message that is not a ROUTE_STATUS (results are not the point here). */
+static const struct ps_msg *
+next_after_results(struct client *c)
+{
+	const struct ps_msg *m;
+
+	do
+		m = client_next(c);
+	while (m && m->type == PS_ROUTE_STATUS);
+	if (!m)
+		fail_msg("expected a message after the results, got nothing");
+	return m;
+}
+
 static void
 hello(struct client *c, const char *name, int role)
 {
@@ -339,10 +353,7 @@ test_generation_sweep(void **state)
 	/* FEED_END of another generation closes the session with STATE. */
 	send_simple(&c, PS_FEED_BEGIN, 3);
 	send_simple(&c, PS_FEED_END, 4);
-	do
-		m = client_next(&c);
-	while (m && m->type == PS_ROUTE_STATUS);
-	assert_non_null(m);
+	m = next_after_results(&c);
 	assert_int_equal(m->type, PS_ERROR);
 	assert_int_equal(m->u.error.code, PS_E_STATE);
 	assert_string_equal(m->u.error.field, "generation");
@@ -397,10 +408,7 @@ test_ping_barrier(void **state)
 	send_simple(&c, PS_PING, 77);
 	assert_null(client_next(&c)); /* not yet */
 	complete(0);
-	do
-		m = client_next(&c);
-	while (m && m->type == PS_ROUTE_STATUS);
-	assert_non_null(m);
+	m = next_after_results(&c);
 	assert_int_equal(m->type, PS_PONG);
 	assert_true(m->u.token == 77);
 	/* With nothing pending, at once. */
@@ -436,10 +444,7 @@ test_malformed_session_isolated(void **state)
 	complete(0);
 	assert_non_null(kernel_key(41)->have);
 	send_simple(&good, PS_PING, 1);
-	do
-		m = client_next(&good);
-	while (m && m->type == PS_ROUTE_STATUS);
-	assert_non_null(m);
+	m = next_after_results(&good);
 	assert_int_equal(m->type, PS_PONG);
 	client_close(&good);
 	client_close(&bad);
