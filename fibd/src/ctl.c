@@ -17,6 +17,7 @@
 #include "health.h"
 #include "nl.h"
 #include "slab.h"
+#include "sync.h"
 #include "table.h"
 
 struct text {
@@ -69,6 +70,7 @@ ctl_set_info(uint64_t start_ns, uint8_t proto)
 
 /* Every counter status reports, taken at one moment for both output forms. */
 struct snap {
+	struct sync_stats ss;
 	struct nl_stats ns;
 	struct health_stats hs;
 	struct feed_stats fs;
@@ -80,6 +82,7 @@ static void
 snap_take(struct snap *s)
 {
 	nl_get_stats(&s->ns);
+	sync_get_stats(&s->ss);
 	health_get(&s->hs);
 	feed_get_stats(&s->fs);
 	table_slab_stats(&s->sl[0], &s->sl[1], &s->sl[2]);
@@ -125,6 +128,11 @@ status_text(struct text *t, const struct snap *sn)
 	    (unsigned long long)ns.retries, (unsigned long long)ns.eagain);
 	tprintf(t, "  monitor events %llu, overruns %llu\n", (unsigned long long)ns.monitor_events,
 	    (unsigned long long)ns.monitor_overruns);
+	tprintf(t, "sync: dumps %llu started, %llu completed, %llu interrupted, %llu failed; "
+		   "%llu routes adopted\n",
+	    (unsigned long long)sn->ss.dumps_started, (unsigned long long)sn->ss.dumps_completed,
+	    (unsigned long long)sn->ss.dumps_interrupted, (unsigned long long)sn->ss.dumps_failed,
+	    (unsigned long long)sn->ss.routes_adopted);
 	tprintf(t, "feed: messages %llu, routes %llu, withdraws %llu, conflicts %llu, "
 		   "results sent %llu, sessions failed %llu\n",
 	    (unsigned long long)fs.msgs_in, (unsigned long long)fs.routes_in,
@@ -223,6 +231,12 @@ status_json(struct text *t, const struct snap *sn)
 	    (unsigned long long)ns.retries, (unsigned long long)ns.eagain,
 	    (unsigned long long)ns.monitor_events, (unsigned long long)ns.monitor_overruns,
 	    ns.batch_limit, (unsigned long long)ns.send_max_us, ns.nh_objects ? "true" : "false");
+	tprintf(t,
+	    "\"sync\":{\"dumps_started\":%llu,\"dumps_completed\":%llu,\"dumps_interrupted\":%llu,"
+	    "\"dumps_failed\":%llu,\"routes_adopted\":%llu},",
+	    (unsigned long long)sn->ss.dumps_started, (unsigned long long)sn->ss.dumps_completed,
+	    (unsigned long long)sn->ss.dumps_interrupted, (unsigned long long)sn->ss.dumps_failed,
+	    (unsigned long long)sn->ss.routes_adopted);
 	tprintf(t,
 	    "\"feed\":{\"messages\":%llu,\"routes\":%llu,\"withdraws\":%llu,\"conflicts\":%llu,"
 	    "\"results_sent\":%llu,\"sessions_failed\":%llu},",

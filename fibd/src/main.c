@@ -28,6 +28,7 @@
 #include "health.h"
 #include "log.h"
 #include "nl.h"
+#include "sync.h"
 #include "table.h"
 
 #define SLAB_TICK_MS 20
@@ -77,6 +78,7 @@ shutdown_all(void)
 {
 	log_info("stopping; the kernel's routes stay in place");
 	feed_close();
+	sync_close();
 	nl_close();
 	health_close();
 	uv_close((uv_handle_t *)&m.sig_term, NULL);
@@ -200,6 +202,8 @@ main(int argc, char **argv)
 	if ((r = nl_init(&m.loop, m.conf.protocol, feed_route_done)) < 0)
 		log_fatal_errno(r, "cannot open netlink sockets");
 	nl_use_nh_objects(m.conf.nexthop_objects);
+	if ((r = sync_init(&m.loop, m.conf.protocol)) < 0)
+		log_fatal_errno(r, "cannot open the netlink dump socket");
 	gethostname(host, sizeof(host));
 	host[sizeof(host) - 1] = '\0';
 	snprintf(m.server_id, sizeof(m.server_id), "fibd-%s@%.40s", FIBD_VERSION, host);

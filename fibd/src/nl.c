@@ -41,6 +41,7 @@
 #include "health.h"
 #include "log.h"
 #include "nl.h"
+#include "sync.h"
 
 #define NL_RCVBUF (32 * 1024 * 1024)
 #define NL_TEXT_INTERN_MAX 1024
@@ -84,7 +85,8 @@ static struct {
 	nl_done_cb done;
 	uint32_t seq;
 	struct route *qhead, *qtail;
-	uint64_t queued;
+	uint64_t queued;              /* on the queue or held */
+	struct route *hhead, *htail;  /* held until their table's first scan is done */
 	struct inflight ring[NL_WINDOW_MAX];
 	uint32_t ring_head, ring_n;
 	char batch[NL_BATCH_BYTES + 8192];
@@ -226,6 +228,46 @@ dequeue(void)
 	pending_update(r, (uint8_t)(r->flags | R_QUEUED));
 	nl.queued--;
 	return r;
+}
+
+/* Hold a route until its table's first scan is done; it counts as queued. */
+static void
+hold(struct route *r)
+{
+	r->flags |= R_QUEUED;
+	pending_update(r, (uint8_t)(r->flags & ~R_QUEUED));
+	nl.queued++;
+	r->qnext = NULL;
+	if (nl.htail)
+		nl.htail->qnext = r;
+	else
+		nl.hhead = r;
+	nl.htail = r;
+}
+
+void
+nl_release_held(struct rtable *t)
+{
+	struct route **link = &nl.hhead, *prev = NULL;
+
+	while (*link) {
+		struct route *r = *link;
+		if (r->rt != t->idx) {
+			prev = r;
+			link = &r->qnext;
+			continue;
+		}
+		*link = r->qnext;
+		if (nl.htail == r)
+			nl.htail = prev;
+		r->qnext = NULL;
+		if (nl.qtail)
+			nl.qtail->qnext = r;
+		else
+			nl.qhead = r;
+		nl.qtail = r;
+	}
+	kick();
 }
 
 /* Put a route back at the head (it did not fit in this batch). */
@@ -683,6 +725,10 @@ nl_on_kick(uv_idle_t *h)
 				finish(r, -1, NULL); /* nothing to write after all */
 				continue;
 			}
+			if (!sync_table_ready(table_at(r->rt))) {
+				hold(r); /* no blind first write: the table's scan comes first */
+				continue;
+			}
 			if (!r->want)
 				op = OP_DEL;
 			else if (!r->have && (r->flags & R_EXCL))
@@ -994,10 +1040,66 @@ out:
 	return ok;
 }
 
+static int
+nh_dump_cb(const struct nlmsghdr *nlh, void *data)
+{
+	const struct nhmsg *nhm = mnl_nlmsg_get_payload(nlh);
+	const struct nlattr *attr;
+	uint32_t *max_id = data;
+
+	if (nhm->nh_protocol != nl.protocol)
+		return MNL_CB_OK;
+	mnl_attr_for_each(attr, nlh, sizeof(*nhm))
+		if (mnl_attr_get_type(attr) == NHA_ID && mnl_attr_get_payload_len(attr) == 4 &&
+		    mnl_attr_get_u32(attr) > *max_id)
+			*max_id = mnl_attr_get_u32(attr);
+	return MNL_CB_OK;
+}
+
+/*
+ * A fibd that ran before may have left nexthop objects, still used by the
+ * routes this fibd adopts: start the ids above theirs. (Objects nobody uses any
+ * more stay until the sync engine prunes them.)
+ */
+static void
+skip_used_nh_ids(void)
+{
+	struct mnl_socket *s = mnl_socket_open(NETLINK_ROUTE);
+	char buf[65536];
+	struct nlmsghdr *nlh;
+	struct nhmsg *nhm;
+	uint32_t max_id = 0;
+	ssize_t n;
+	int r = MNL_CB_OK;
+
+	if (!s || mnl_socket_bind(s, 0, MNL_SOCKET_AUTOPID) < 0)
+		goto out;
+	nlh = mnl_nlmsg_put_header(buf);
+	nlh->nlmsg_type = RTM_GETNEXTHOP;
+	nlh->nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP;
+	nlh->nlmsg_seq = 1;
+	nhm = mnl_nlmsg_put_extra_header(nlh, sizeof(*nhm));
+	nhm->nh_family = AF_UNSPEC;
+	if (mnl_socket_sendto(s, nlh, nlh->nlmsg_len) < 0)
+		goto out;
+	while (r > MNL_CB_STOP && (n = mnl_socket_recvfrom(s, buf, sizeof(buf))) > 0)
+		r = mnl_cb_run(buf, (size_t)n, 1, mnl_socket_get_portid(s), nh_dump_cb, &max_id);
+	if (max_id >= NL_NH_ID_BASE && max_id < UINT32_MAX) {
+		nl.next_nh_id = max_id + 1;
+		log_info("nl: nexthop objects of an earlier fibd found; new ids start at %u",
+		    nl.next_nh_id);
+	}
+out:
+	if (s)
+		mnl_socket_close(s);
+}
+
 void
 nl_use_nh_objects(int mode)
 {
 	nl.use_nhid = mode > 0 || (mode < 0 && probe_nh_objects());
+	if (nl.use_nhid)
+		skip_used_nh_ids();
 	log_info("nl: %s", nl.use_nhid ? "routes refer to kernel nexthop objects"
 				       : "routes carry their nexthops inline");
 }

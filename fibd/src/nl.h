@@ -70,6 +70,9 @@ void nl_set_protocol(uint8_t protocol);
 /* nl_enqueue - put a route on the write queue (once) and wake the writer. */
 void nl_enqueue(struct route *r);
 
+/* nl_release_held - a table's first scan is done: write what waited for it. */
+void nl_release_held(struct rtable *t);
+
 /* nl_pending - routes queued or in flight. */
 uint64_t nl_pending(void);
 

@@ -55,6 +55,7 @@ struct rtable {
 	uint32_t id;
 	uint8_t family; /* PS_FAM_V4 or PS_FAM_V6 */
 	uint16_t idx;
+	uint8_t scan;          /* its first scan (sync.c) */
 	struct tnode *root;    /* IPv6: every prefix; IPv4: prefixes shorter than /16 */
 	struct tnode **stride; /* IPv4: one subtrie per /16, for prefixes of /16 and longer */
 	uint64_t n_routes;    /* route entries */

@@ -1,0 +1,349 @@
+/*
+ * sync: first scans of the tables fibd writes to.
+ *
+ * Jobs run one at a time on a dedicated nonblocking netlink socket with
+ * NETLINK_GET_STRICT_CHK, so that the kernel sends only the asked table and
+ * protocol. A callback reads at most SYNC_DUMP_DATAGRAMS datagrams. The routes
+ * of a dump are collected, and adopted only once the dump has ended with
+ * NLMSG_DONE and no message carried NLM_F_DUMP_INTR (DESIGN.md invariant 5);
+ * an interrupted or failed dump is discarded and retried with backoff.
+ *
+ * Adopting a route: its entry gets `have` = the adopted marker (a route is in
+ * the kernel with attributes fibd does not know), so the next write replaces it
+ * and a withdraw deletes it, instead of an EXCL add refused with EEXIST. Routes
+ * nobody claims stay as they are (pruning them after a grace time is the restart
+ * issue's work).
+ *
+ * Table states: NONE (never asked), QUEUED, RUNNING, DONE. nl holds back writes
+ * to a table until it is DONE (DESIGN.md invariant 7).
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <libmnl/libmnl.h>
+#include <linux/rtnetlink.h>
+
+#include "health.h"
+#include "log.h"
+#include "nl.h"
+#include "sync.h"
+
+enum { SCAN_NONE, SCAN_QUEUED, SCAN_RUNNING, SCAN_DONE };
+
+/* The attributes of an adopted route: in the kernel, not known to fibd. Never freed. */
+static struct rattr adopted = { .refs = 1 };
+
+static struct {
+	uv_loop_t *loop;
+	struct mnl_socket *sock;
+	uv_poll_t poll;
+	uv_timer_t retry;
+	bool open;
+	uint8_t protocol;
+	uint16_t queue[TABLE_MAX];
+	unsigned q_head, q_n;
+	struct rtable *cur;
+	uint32_t seq;
+	uint64_t bytes;
+	uint32_t retry_ms;
+	struct sync_key *keys;
+	size_t n_keys, cap_keys;
+	bool keys_failed;
+	char rx[65536];
+	struct sync_stats st;
+} sy;
+
+static void sync_on_readable(uv_poll_t *h, int status, int events);
+static void start_next(void);
+
+static void
+sync_on_retry(uv_timer_t *h)
+{
+	(void)h;
+	start_next();
+}
+
+/* ---- parsing ---- */
+
+struct route_attrs {
+	const struct nlattr *tb[RTA_MAX + 1];
+};
+
+static int
+attr_cb(const struct nlattr *attr, void *data)
+{
+	struct route_attrs *ra = data;
+	int type = mnl_attr_get_type(attr);
+
+	if (type <= RTA_MAX)
+		ra->tb[type] = attr;
+	return MNL_CB_OK;
+}
+
+int
+sync_parse(const void *buf, size_t len, uint32_t table, uint8_t family, uint8_t protocol,
+    sync_route_cb on_route, void *ctx, uint64_t *ret_foreign)
+{
+	const struct nlmsghdr *nlh = buf;
+	int left = (int)len;
+	unsigned alen = family == PS_FAM_V4 ? 4 : 16;
+	int kfam = family == PS_FAM_V4 ? AF_INET : AF_INET6;
+
+	for (; mnl_nlmsg_ok(nlh, left); nlh = mnl_nlmsg_next(nlh, &left)) {
+		const struct rtmsg *rtm;
+		struct route_attrs ra;
+		struct sync_key k;
+		uint32_t t;
+
+		if (nlh->nlmsg_flags & NLM_F_DUMP_INTR)
+			return -EINTR;
+		if (nlh->nlmsg_type == NLMSG_DONE)
+			return 1;
+		if (nlh->nlmsg_type == NLMSG_ERROR) {
+			const struct nlmsgerr *e = mnl_nlmsg_get_payload(nlh);
+			if (nlh->nlmsg_len < mnl_nlmsg_size(sizeof(*e)))
+				return -EIO;
+			return e->error ? e->error : -EIO;
+		}
+		if (nlh->nlmsg_type != RTM_NEWROUTE)
+			continue;
+		if (nlh->nlmsg_len < mnl_nlmsg_size(sizeof(*rtm)))
+			return -EIO;
+		rtm = mnl_nlmsg_get_payload(nlh);
+		memset(&ra, 0, sizeof(ra));
+		if (mnl_attr_parse(nlh, sizeof(*rtm), attr_cb, &ra) < 0)
+			return -EIO;
+		t = ra.tb[RTA_TABLE] ? mnl_attr_get_u32(ra.tb[RTA_TABLE]) : rtm->rtm_table;
+		if (rtm->rtm_family != kfam || t != table || rtm->rtm_dst_len > alen * 8)
+			continue;
+		if (rtm->rtm_protocol != protocol) {
+			if (ret_foreign)
+				(*ret_foreign)++;
+			continue;
+		}
+		memset(&k, 0, sizeof(k));
+		if (ra.tb[RTA_DST]) {
+			if (mnl_attr_get_payload_len(ra.tb[RTA_DST]) != alen)
+				return -EIO;
+			memcpy(k.prefix.b, mnl_attr_get_payload(ra.tb[RTA_DST]), alen);
+		}
+		k.plen = rtm->rtm_dst_len;
+		k.tos = rtm->rtm_tos;
+		k.metric = ra.tb[RTA_PRIORITY] ? mnl_attr_get_u32(ra.tb[RTA_PRIORITY]) : 0;
+		on_route(&k, ctx);
+	}
+	return left == 0 ? 0 : -EIO;
+}
+
+/* ---- jobs ---- */
+
+static void
+collect(const struct sync_key *k, void *ctx)
+{
+	(void)ctx;
+	if (sy.keys_failed)
+		return;
+	if (sy.n_keys == sy.cap_keys) {
+		size_t cap = sy.cap_keys ? sy.cap_keys * 2 : 1024;
+		struct sync_key *nk = realloc(sy.keys, cap * sizeof(*nk));
+		if (!nk) {
+			sy.keys_failed = true;
+			return;
+		}
+		sy.keys = nk;
+		sy.cap_keys = cap;
+	}
+	sy.keys[sy.n_keys++] = *k;
+}
+
+static void
+adopt_all(struct rtable *t)
+{
+	uint64_t n = 0;
+
+	for (size_t i = 0; i < sy.n_keys; i++) {
+		const struct sync_key *k = &sy.keys[i];
+		struct route *r = table_insert(t, &k->prefix, k->plen, k->tos, k->metric);
+		if (!r) {
+			log_warn("sync: table %u: out of memory adopting routes", t->id);
+			break;
+		}
+		if (r->have)
+			continue;
+		r->have = rattr_ref(&adopted);
+		r->flags &= (uint8_t)~R_EXCL;
+		t->n_installed++;
+		n++;
+	}
+	sy.st.routes_adopted += n;
+	log_info("sync: table %u %s: first scan done, %llu routes of fibd's adopted", t->id,
+	    t->family == PS_FAM_V4 ? "inet" : "inet6", (unsigned long long)n);
+}
+
+static void
+job_end(bool ok, const char *why)
+{
+	struct rtable *t = sy.cur;
+
+	sy.cur = NULL;
+	if (ok) {
+		sy.st.dumps_completed++;
+		sy.retry_ms = SYNC_RETRY_MIN_MS;
+		adopt_all(t);
+		t->scan = SCAN_DONE;
+		nl_release_held(t);
+	} else {
+		log_warn("sync: table %u: dump discarded (%s); retrying in %u ms", t->id, why,
+		    sy.retry_ms);
+		/* Back at the head of the queue, after a pause. */
+		sy.q_head = (sy.q_head + TABLE_MAX - 1) % TABLE_MAX;
+		sy.queue[sy.q_head] = t->idx;
+		sy.q_n++;
+		t->scan = SCAN_QUEUED;
+		uv_timer_start(&sy.retry, sync_on_retry, sy.retry_ms, 0);
+		sy.retry_ms = sy.retry_ms * 2 > SYNC_RETRY_MAX_MS ? SYNC_RETRY_MAX_MS : sy.retry_ms * 2;
+	}
+	sy.n_keys = 0;
+	sy.keys_failed = false;
+	if (ok)
+		start_next();
+}
+
+static void
+start_next(void)
+{
+	char buf[256];
+	struct nlmsghdr *nlh;
+	struct rtmsg *rtm;
+	struct rtable *t;
+
+	if (!sy.open || sy.cur || !sy.q_n || uv_is_active((uv_handle_t *)&sy.retry))
+		return;
+	t = table_at(sy.queue[sy.q_head]);
+	sy.q_head = (sy.q_head + 1) % TABLE_MAX;
+	sy.q_n--;
+	sy.cur = t;
+	t->scan = SCAN_RUNNING;
+	sy.bytes = 0;
+	nlh = mnl_nlmsg_put_header(buf);
+	nlh->nlmsg_type = RTM_GETROUTE;
+	nlh->nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP;
+	nlh->nlmsg_seq = ++sy.seq;
+	rtm = mnl_nlmsg_put_extra_header(nlh, sizeof(*rtm));
+	rtm->rtm_family = t->family == PS_FAM_V4 ? AF_INET : AF_INET6;
+	rtm->rtm_table = t->id < 256 ? (uint8_t)t->id : RT_TABLE_UNSPEC;
+	rtm->rtm_protocol = sy.protocol;
+	mnl_attr_put_u32(nlh, RTA_TABLE, t->id);
+	sy.st.dumps_started++;
+	if (mnl_socket_sendto(sy.sock, nlh, nlh->nlmsg_len) < 0) {
+		sy.st.dumps_failed++;
+		job_end(false, strerror(errno));
+	}
+}
+
+static void
+sync_on_readable(uv_poll_t *h, int status, int events)
+{
+	uint64_t t0 = health_cb_begin();
+	(void)h;
+	(void)events;
+
+	if (status < 0)
+		return;
+	for (int i = 0; i < SYNC_DUMP_DATAGRAMS && sy.cur; i++) {
+		ssize_t n = mnl_socket_recvfrom(sy.sock, sy.rx, sizeof(sy.rx));
+		int r;
+		if (n < 0) {
+			if (errno == EAGAIN || errno == EWOULDBLOCK)
+				break;
+			sy.st.dumps_failed++;
+			/* ENOBUFS: the dump lost messages. Anything else: it is broken too. */
+			job_end(false, strerror(errno));
+			break;
+		}
+		sy.bytes += (uint64_t)n;
+		if (sy.bytes > SYNC_DUMP_CAP) {
+			sy.st.dumps_failed++;
+			job_end(false, "over the size cap");
+			break;
+		}
+		r = sync_parse(sy.rx, (size_t)n, sy.cur->id, sy.cur->family, sy.protocol, collect, NULL,
+		    &sy.st.foreign_seen);
+		if (r == 1)
+			job_end(!sy.keys_failed, "out of memory");
+		else if (r == -EINTR) {
+			sy.st.dumps_interrupted++;
+			job_end(false, "interrupted by a change (NLM_F_DUMP_INTR)");
+		} else if (r < 0) {
+			sy.st.dumps_failed++;
+			job_end(false, strerror(-r));
+		}
+	}
+	health_cb_end(t0, "sync dump");
+}
+
+bool
+sync_table_ready(struct rtable *t)
+{
+	if (t->scan == SCAN_DONE)
+		return true;
+	if (!sy.open) {
+		/* Without a dump socket there is nothing to wait for. */
+		t->scan = SCAN_DONE;
+		return true;
+	}
+	if (t->scan == SCAN_NONE) {
+		t->scan = SCAN_QUEUED;
+		sy.queue[(sy.q_head + sy.q_n) % TABLE_MAX] = t->idx;
+		sy.q_n++;
+		start_next();
+	}
+	return false;
+}
+
+int
+sync_init(uv_loop_t *loop, uint8_t protocol)
+{
+	int one = 1, size = 32 << 20;
+
+	sy.loop = loop;
+	sy.protocol = protocol;
+	sy.retry_ms = SYNC_RETRY_MIN_MS;
+	sy.sock = mnl_socket_open2(NETLINK_ROUTE, SOCK_NONBLOCK | SOCK_CLOEXEC);
+	if (!sy.sock)
+		return -errno;
+	if (mnl_socket_bind(sy.sock, 0, MNL_SOCKET_AUTOPID) < 0 ||
+	    mnl_socket_setsockopt(sy.sock, NETLINK_GET_STRICT_CHK, &one, sizeof(one)) < 0) {
+		int err = -errno;
+		mnl_socket_close(sy.sock);
+		return err;
+	}
+	if (setsockopt(mnl_socket_get_fd(sy.sock), SOL_SOCKET, SO_RCVBUFFORCE, &size, sizeof(size)) < 0)
+		setsockopt(mnl_socket_get_fd(sy.sock), SOL_SOCKET, SO_RCVBUF, &size, sizeof(size));
+	uv_poll_init(loop, &sy.poll, mnl_socket_get_fd(sy.sock));
+	uv_poll_start(&sy.poll, UV_READABLE, sync_on_readable);
+	uv_timer_init(loop, &sy.retry);
+	sy.open = true;
+	return 0;
+}
+
+void
+sync_close(void)
+{
+	if (!sy.open)
+		return;
+	sy.open = false;
+	uv_close((uv_handle_t *)&sy.poll, NULL);
+	uv_close((uv_handle_t *)&sy.retry, NULL);
+	mnl_socket_close(sy.sock);
+	free(sy.keys);
+	sy.keys = NULL;
+	sy.n_keys = sy.cap_keys = 0;
+}
+
+void
+sync_get_stats(struct sync_stats *ret)
+{
+	*ret = sy.st;
+}

@@ -1,0 +1,65 @@
+/*
+ * sync: what the kernel holds. Today: the first scan of each table fibd writes
+ * to. Before fibd's first write to a (table, family), it dumps that table from
+ * the kernel (one table per dump, filtered by the kernel) and adopts the routes
+ * that carry fibd's protocol, so that they are replaced, not added over with
+ * EXCL and refused; routes of other protocols are left alone. A dump counts only
+ * when it ends with NLMSG_DONE and no message carries NLM_F_DUMP_INTR; otherwise
+ * it is thrown away and retried with backoff, and nothing is adopted from it.
+ */
+#ifndef FIBD_SYNC_H
+#define FIBD_SYNC_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <uv.h>
+
+#include "table.h"
+
+#define SYNC_DUMP_DATAGRAMS 8           /* datagrams read per callback */
+#define SYNC_DUMP_CAP (256u << 20)      /* bytes one dump may bring */
+#define SYNC_RETRY_MIN_MS 100
+#define SYNC_RETRY_MAX_MS 10000
+
+struct sync_stats {
+	uint64_t dumps_started;
+	uint64_t dumps_completed;
+	uint64_t dumps_interrupted; /* NLM_F_DUMP_INTR */
+	uint64_t dumps_failed;      /* error, ENOBUFS, over the cap */
+	uint64_t routes_adopted;
+	uint64_t foreign_seen;
+};
+
+int sync_init(uv_loop_t *loop, uint8_t protocol);
+void sync_close(void);
+
+/*
+ * sync_table_ready - whether a table's first scan is done; if not, one is
+ * queued (once) and fibd's writes to the table wait for it.
+ */
+bool sync_table_ready(struct rtable *t);
+
+void sync_get_stats(struct sync_stats *ret);
+
+/*
+ * The dump parser, separate from the socket so that tests can feed it bytes.
+ * sync_parse consumes one datagram of a dump for table (id, family): each route
+ * of `protocol` calls on_route; other routes are counted in *ret_foreign.
+ * Returns 1 when the datagram ends the dump (NLMSG_DONE), 0 if more follows,
+ * -EINTR if a message carries NLM_F_DUMP_INTR, -EIO for a malformed datagram,
+ * or the negative errno of an NLMSG_ERROR.
+ */
+struct sync_key {
+	union ps_addr prefix;
+	uint8_t plen;
+	uint8_t tos;
+	uint32_t metric;
+};
+typedef void (*sync_route_cb)(const struct sync_key *k, void *ctx);
+
+int sync_parse(const void *buf, size_t len, uint32_t table, uint8_t family, uint8_t protocol,
+    sync_route_cb on_route, void *ctx, uint64_t *ret_foreign);
+
+#endif
