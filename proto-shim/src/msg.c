@@ -150,8 +150,12 @@ check_text(struct ps_str s, size_t max, struct ps_fault *f, const char *field)
 static int
 check_host_bits(const union ps_addr *a, unsigned alen, unsigned plen)
 {
-	for (unsigned bit = plen; bit < alen * 8; bit++)
-		if (a->b[bit / 8] & (0x80u >> (bit % 8)))
+	unsigned byte = plen / 8;
+
+	if (plen % 8 && byte < alen && (a->b[byte++] & (0xffu >> (plen % 8))))
+		return -1;
+	for (; byte < alen; byte++)
+		if (a->b[byte])
 			return -1;
 	return 0;
 }
