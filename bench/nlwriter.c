@@ -67,7 +67,7 @@ nh_id(const struct ps_nexthop *nh, int ifindex)
 static int
 request(struct mnl_socket *s, struct nlmsghdr *nlh)
 {
-	char buf[8192];
+	_Alignas(8) char buf[8192];
 	ssize_t n;
 
 	nlh->nlmsg_flags |= NLM_F_ACK;
@@ -95,7 +95,8 @@ main(int argc, char **argv)
 	int use_nhid = 0, o;
 	static struct ps_msg m;
 	struct mnl_socket *s;
-	char *msgs, *line = NULL, rx[65536];
+	static _Alignas(8) char rx[65536];
+	char *msgs, *line = NULL;
 	size_t cap = 0, used = 0, *offs = NULL, n_msgs = 0, line_cap = 0;
 	uint32_t seq = 1;
 	FILE *f;
@@ -181,7 +182,7 @@ main(int argc, char **argv)
 
 	/* Nexthop objects (setup, not timed). */
 	for (unsigned i = 0; i < n_nhs; i++) {
-		char buf[512];
+		_Alignas(8) char buf[512];
 		struct nlmsghdr *nlh = mnl_nlmsg_put_header(buf);
 		struct nhmsg *nhm;
 		int rc;

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The whole test suite, as CI runs it: set up, build with -Dwerror=true, run the
 # unit, fuzz (corpus replay) and netns suites; then build again under
-# AddressSanitizer + UndefinedBehaviorSanitizer and run the unit and fuzz suites.
+# AddressSanitizer + UndefinedBehaviorSanitizer and run all three again, so that
+# the daemon itself runs under the sanitizers against the real kernel.
 # Usage: scripts/test.sh            (as root: the netns suite needs it)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -71,11 +72,11 @@ echo "== build (werror) and unit, fuzz, netns suites"
 setup_build build-test -Dwerror=true -Dtests=enabled
 run_suites build-test unit fuzz netns || status=1
 
-echo "== build under ASan+UBSan and unit, fuzz suites"
+echo "== build under ASan+UBSan and unit, fuzz, netns suites"
 setup_build build-asan -Dwerror=true -Dtests=enabled -Db_sanitize=address,undefined \
 	-Db_lundef=false -Dc_args=-fno-sanitize-recover=all
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
-	run_suites build-asan unit fuzz || status=1
+	run_suites build-asan unit fuzz netns || status=1
 
 passed=0 failed=0 skipped=0
 for line in "${summary[@]}"; do

@@ -89,7 +89,7 @@ static struct {
 	struct route *hhead, *htail;  /* held until their table's first scan is done */
 	struct inflight ring[NL_WINDOW_MAX];
 	uint32_t ring_head, ring_n;
-	char batch[NL_BATCH_BYTES + 8192];
+	_Alignas(8) char batch[NL_BATCH_BYTES + 8192];
 	size_t batch_len;
 	size_t batch_limit; /* adapts so that one send stays near NL_SEND_TARGET_NS */
 	struct route **parked;
@@ -102,9 +102,9 @@ static struct {
 	uint32_t next_nh_id;
 	uint32_t *nh_dels;    /* nexthop objects to delete */
 	size_t n_nh_dels, cap_nh_dels;
-	char rx[65536];
+	_Alignas(8) char rx[65536]; /* netlink messages are 4-byte aligned */
 	struct {
-		char buf[NL_MMSG][NL_MMSG_BUF];
+		_Alignas(8) char buf[NL_MMSG][NL_MMSG_BUF];
 		struct iovec iov[NL_MMSG];
 		struct mmsghdr hdr[NL_MMSG];
 	} mm;
@@ -1005,7 +1005,7 @@ static bool
 probe_nh_objects(void)
 {
 	struct mnl_socket *s = mnl_socket_open(NETLINK_ROUTE);
-	char buf[512];
+	_Alignas(8) char buf[512];
 	bool ok = false;
 
 	if (!s || mnl_socket_bind(s, 0, MNL_SOCKET_AUTOPID) < 0)
@@ -1065,7 +1065,7 @@ static void
 skip_used_nh_ids(void)
 {
 	struct mnl_socket *s = mnl_socket_open(NETLINK_ROUTE);
-	char buf[65536];
+	_Alignas(8) char buf[65536];
 	struct nlmsghdr *nlh;
 	struct nhmsg *nhm;
 	uint32_t max_id = 0;

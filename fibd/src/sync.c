@@ -50,7 +50,7 @@ static struct {
 	struct sync_key *keys;
 	size_t n_keys, cap_keys;
 	bool keys_failed;
-	char rx[65536];
+	_Alignas(8) char rx[65536]; /* netlink messages are 4-byte aligned */
 	struct sync_stats st;
 } sy;
 
@@ -213,7 +213,7 @@ job_end(bool ok, const char *why)
 static void
 start_next(void)
 {
-	char buf[256];
+	_Alignas(8) char buf[256];
 	struct nlmsghdr *nlh;
 	struct rtmsg *rtm;
 	struct rtable *t;

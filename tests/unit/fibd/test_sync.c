@@ -19,7 +19,7 @@
 
 #include "sync.h"
 
-static char dgram[16384];
+static _Alignas(8) char dgram[16384];
 static size_t dlen;
 
 static void
