@@ -100,11 +100,19 @@ status_text(struct text *t, const struct snap *sn)
 
 	tprintf(t, "fibd %s, up %llu s, protocol %u\n", FIBD_VERSION, sn->uptime_s, protocol);
 	tprintf(t, "sessions %u, clients %u\n", feed_session_count(), feed_owner_count());
-	for (unsigned i = 0; feed_owner_at(i, &oi) == 0; i++)
-		tprintf(t, "  client %-20s %-12s routes %llu pending %llu generation %llu%s\n",
-		    oi.name, oi.connected ? "connected" : "disconnected",
-		    (unsigned long long)oi.routes, (unsigned long long)oi.pending,
-		    (unsigned long long)oi.generation, oi.in_feed ? " (feeding)" : "");
+	for (unsigned i = 0; feed_owner_at(i, &oi) == 0; i++) {
+		char state[48];
+		if (oi.connected)
+			snprintf(state, sizeof(state), "%s", oi.in_feed ? "feeding" : "connected");
+		else if (oi.stale_left_s)
+			snprintf(state, sizeof(state), "stale, %llu s left",
+			    (unsigned long long)oi.stale_left_s);
+		else
+			snprintf(state, sizeof(state), "%s", oi.persist ? "persisting" : "disconnected");
+		tprintf(t, "  client %-20s %-20s routes %llu pending %llu generation %llu\n", oi.name,
+		    state, (unsigned long long)oi.routes, (unsigned long long)oi.pending,
+		    (unsigned long long)oi.generation);
+	}
 	tprintf(t, "tables\n");
 	tprintf(t, "  %-10s %-6s %10s %10s %10s %8s %8s\n", "table", "family", "desired",
 	    "installed", "pending", "failed", "waiting");
@@ -202,10 +210,11 @@ status_json(struct text *t, const struct snap *sn)
 		tprintf(t, "%s{\"name\":", i ? "," : "");
 		json_str(t, oi.name);
 		tprintf(t, ",\"connected\":%s,\"routes\":%llu,\"pending\":%llu,\"generation\":%llu,"
-			   "\"feeding\":%s}",
+			   "\"feeding\":%s,\"persist\":%s,\"stale_left_s\":%llu}",
 		    oi.connected ? "true" : "false", (unsigned long long)oi.routes,
 		    (unsigned long long)oi.pending, (unsigned long long)oi.generation,
-		    oi.in_feed ? "true" : "false");
+		    oi.in_feed ? "true" : "false", oi.persist ? "true" : "false",
+		    (unsigned long long)oi.stale_left_s);
 	}
 	tprintf(t, "],\"tables\":[");
 	for (unsigned i = 0; i < table_count(); i++) {

@@ -52,6 +52,10 @@ struct owner {
 	struct route *sweep; /* next route to look at in a sweep, or NULL */
 	bool sweeping;
 	struct owner *sweep_next;
+	/* From the last HELLO: what happens to the routes when the session goes. */
+	uint32_t stale_time;
+	bool persist;
+	uint64_t stale_until; /* uv_now() ms when its routes go, 0 if not stale */
 };
 
 enum sstate { S_OPENING, S_FEED, S_CONTROL, S_CLOSING };
@@ -97,6 +101,9 @@ static struct {
 	uv_idle_t decoder;
 	struct session *flushq; /* sessions with results to send */
 	uv_check_t flusher;
+	uv_timer_t stale_tick;  /* runs while some owner is stale */
+	unsigned n_stale;
+	bool closing;           /* fibd stops: sessions go, every route stays */
 	struct feed_stats st;
 } fd;
 
@@ -318,11 +325,78 @@ sweep_start(struct owner *o)
 	uv_idle_start(&fd.sweeper, feed_on_sweep);
 }
 
+/* Withdraw every route of the owner, in bounded steps: a new mark none of them has. */
+static void
+owner_withdraw_all(struct owner *o)
+{
+	o->in_feed = false;
+	o->mark++;
+	sweep_start(o);
+}
+
+static void
+owner_unstale(struct owner *o)
+{
+	if (!o->stale_until)
+		return;
+	o->stale_until = 0;
+	if (--fd.n_stale == 0)
+		uv_timer_stop(&fd.stale_tick);
+}
+
+static void
+feed_on_stale_tick(uv_timer_t *t)
+{
+	uint64_t now = uv_now(fd.loop);
+	(void)t;
+
+	for (unsigned i = 0; i < OWNERS_MAX; i++) {
+		struct owner *o = fd.owners[i];
+		if (!o || !o->stale_until || o->stale_until > now)
+			continue;
+		owner_unstale(o);
+		log_info("feed %s: stale time of %u s over: withdrawing its %llu routes", o->name,
+		    o->stale_time, (unsigned long long)o->n_routes);
+		owner_withdraw_all(o);
+	}
+}
+
+/*
+ * The owner's session went away (closed, failed or BYE without FLUSH). Its routes
+ * stay in place if it asked to persist; for its stale time if it gave one (a
+ * client that returns under the same name in time takes them over); otherwise
+ * they are withdrawn now.
+ */
+static void
+owner_session_gone(struct owner *o)
+{
+	if (fd.closing)
+		return;
+	if (o->persist) {
+		log_info("feed %s: disconnected; its %llu routes persist", o->name,
+		    (unsigned long long)o->n_routes);
+		return;
+	}
+	if (!o->stale_time || !o->n_routes) {
+		if (o->n_routes)
+			log_info("feed %s: disconnected; withdrawing its %llu routes", o->name,
+			    (unsigned long long)o->n_routes);
+		owner_withdraw_all(o);
+		return;
+	}
+	log_info("feed %s: disconnected; its %llu routes stay for %u s", o->name,
+	    (unsigned long long)o->n_routes, o->stale_time);
+	o->stale_until = uv_now(fd.loop) + (uint64_t)o->stale_time * 1000;
+	if (fd.n_stale++ == 0)
+		uv_timer_start(&fd.stale_tick, feed_on_stale_tick, 1000, 1000);
+}
+
 static void
 owner_maybe_forget(struct owner *o)
 {
 	if (o->session || o->routes || o->sweeping)
 		return;
+	owner_unstale(o);
 	fd.owners[o->slot] = NULL;
 	fd.n_owners--;
 	free(o);
@@ -607,6 +681,12 @@ on_hello(struct session *s, const struct ps_hello *h)
 		o->session = s;
 		s->owner = o;
 		s->state = S_FEED;
+		if (o->stale_until)
+			log_info("feed %s: back within its stale time; its %llu routes are its own again",
+			    o->name, (unsigned long long)o->n_routes);
+		owner_unstale(o);
+		o->stale_time = (h->has & PS_HELLO_STALE) ? h->stale_time : 0;
+		o->persist = (h->has & PS_HELLO_PERSIST) && h->persist;
 	} else {
 		s->state = S_CONTROL;
 	}
@@ -658,11 +738,10 @@ handle(struct session *s, const struct ps_msg *m)
 		return;
 	case PS_BYE:
 		if (s->state == S_FEED && (m->u.bye_flags & PS_BYE_FLUSH)) {
-			for (struct route *r = s->owner->routes; r; r = r->onext)
-				if (r->want) {
-					route_set_want(r, NULL);
-					route_write(s->owner, r);
-				}
+			log_info("feed %s: goodbye, withdrawing its routes", s->name);
+			owner_withdraw_all(s->owner);
+			s->owner->persist = false;
+			s->owner->stale_time = 0;
 		}
 		s->state = S_CLOSING;
 		return;
@@ -859,8 +938,7 @@ session_close(struct session *s)
 		o->sq_tail = NULL;
 		o->in_feed = false; /* an unfinished feed is abandoned, not swept */
 		o->session = NULL;
-		log_info("feed %s: disconnected; its %llu routes stay", o->name,
-		    (unsigned long long)o->n_routes);
+		owner_session_gone(o);
 		owner_maybe_forget(o);
 	}
 	uv_close((uv_handle_t *)&s->pipe, session_on_close);
@@ -931,6 +1009,7 @@ feed_init(uv_loop_t *loop, const struct feed_config *cfg)
 	uv_idle_init(loop, &fd.sweeper);
 	uv_idle_init(loop, &fd.decoder);
 	uv_check_init(loop, &fd.flusher);
+	uv_timer_init(loop, &fd.stale_tick);
 	uv_pipe_init(loop, &fd.listener, 0);
 	r = uv_pipe_bind(&fd.listener, fd.path);
 	if (r == UV_EADDRINUSE) {
@@ -958,6 +1037,7 @@ feed_init(uv_loop_t *loop, const struct feed_config *cfg)
 void
 feed_close(void)
 {
+	fd.closing = true;
 	while (fd.sessions) {
 		struct session *s = fd.sessions;
 		s->state = S_CLOSING;
@@ -975,6 +1055,8 @@ feed_close(void)
 		uv_close((uv_handle_t *)&fd.decoder, NULL);
 	if (!uv_is_closing((uv_handle_t *)&fd.flusher))
 		uv_close((uv_handle_t *)&fd.flusher, NULL);
+	if (!uv_is_closing((uv_handle_t *)&fd.stale_tick))
+		uv_close((uv_handle_t *)&fd.stale_tick, NULL);
 }
 
 unsigned
@@ -1002,6 +1084,10 @@ feed_owner_at(unsigned i, struct owner_info *ret)
 		ret->pending = o->pending;
 		ret->generation = o->generation;
 		ret->in_feed = o->in_feed;
+		ret->persist = o->persist;
+		ret->stale_left_s = o->stale_until > uv_now(fd.loop)
+		    ? (o->stale_until - uv_now(fd.loop) + 999) / 1000
+		    : 0;
 		return 0;
 	}
 	return -ENOENT;

@@ -37,6 +37,8 @@ struct owner_info {
 	uint64_t pending;
 	uint64_t generation;
 	int in_feed;
+	int persist;
+	uint64_t stale_left_s; /* disconnected within its stale time: seconds left, else 0 */
 };
 
 /* feed_init - listen on the socket. Returns 0 or -errno (message logged). */

@@ -139,8 +139,9 @@ next_after_results(struct client *c)
 	return m;
 }
 
+/* HELLO for table 100; stale is the stale time, or -1 for persist. */
 static void
-hello(struct client *c, const char *name, int role)
+hello_with(struct client *c, const char *name, int role, int stale)
 {
 	struct ps_msg m;
 
@@ -150,17 +151,36 @@ hello(struct client *c, const char *name, int role)
 	m.u.hello.versions[0] = 1;
 	m.u.hello.role = (uint8_t)role;
 	snprintf(m.u.hello.name, sizeof(m.u.hello.name), "%s", name);
-	m.u.hello.has = PS_HELLO_TABLE;
+	m.u.hello.has = PS_HELLO_TABLE | PS_HELLO_STALE;
 	m.u.hello.table = 100;
+	if (stale < 0) {
+		m.u.hello.has |= PS_HELLO_PERSIST;
+		m.u.hello.persist = 1;
+	} else {
+		m.u.hello.stale_time = (uint32_t)stale;
+	}
 	client_send(c, &m);
+}
+
+/* The usual client: routes stay for a minute after it goes. */
+static void
+hello(struct client *c, const char *name, int role)
+{
+	hello_with(c, name, role, 60);
+}
+
+static void
+connect_feed_with(struct client *c, const char *name, int stale)
+{
+	client_open(c);
+	hello_with(c, name, PS_ROLE_FEED, stale);
+	expect(c, PS_WELCOME);
 }
 
 static void
 connect_feed(struct client *c, const char *name)
 {
-	client_open(c);
-	hello(c, name, PS_ROLE_FEED);
-	expect(c, PS_WELCOME);
+	connect_feed_with(c, name, 60);
 }
 
 static void
@@ -472,6 +492,77 @@ test_control_session(void **state)
 	client_close(&c);
 }
 
+/* Without a stale time, a client's routes go with its session. */
+static void
+test_disconnect_without_stale_time(void **state)
+{
+	struct client c;
+	(void)state;
+
+	connect_feed_with(&c, "transient", 0);
+	send_route(&c, 60, 1);
+	complete(0);
+	assert_non_null(kernel_key(60)->have);
+	client_close(&c);
+	assert_null(kernel_key(60)->want); /* withdrawn */
+	complete(0);
+	assert_null(kernel_key(60));
+}
+
+/* With persist, they stay until a new feed under the name says otherwise. */
+static void
+test_persist(void **state)
+{
+	struct client c;
+	(void)state;
+
+	connect_feed_with(&c, "keeper", -1);
+	send_route(&c, 61, 1);
+	complete(0);
+	client_close(&c);
+	assert_non_null(kernel_key(61)->want);
+	connect_feed_with(&c, "keeper", -1);
+	send_simple(&c, PS_FEED_BEGIN, 1);
+	send_simple(&c, PS_FEED_END, 1);
+	assert_null(kernel_key(61)->want);
+	complete(0);
+	assert_null(kernel_key(61));
+	client_close(&c);
+}
+
+/* A stale time: the routes wait for the client, then go when it does not return. */
+static void
+test_stale_time(void **state)
+{
+	struct client c;
+	uint64_t t0;
+	(void)state;
+
+	connect_feed_with(&c, "graceful", 1);
+	send_route(&c, 62, 1);
+	complete(0);
+	client_close(&c);
+	assert_non_null(kernel_key(62)->want);
+	/* Back in time: its routes are its own again, nothing withdrawn. */
+	connect_feed_with(&c, "graceful", 1);
+	t0 = uv_now(&loop);
+	while (uv_now(&loop) - t0 < 1500) {
+		uv_run(&loop, UV_RUN_NOWAIT);
+		uv_update_time(&loop);
+	}
+	assert_non_null(kernel_key(62)->want);
+	client_close(&c);
+	/* Not back: withdrawn once the stale time is over. */
+	t0 = uv_now(&loop);
+	while (uv_now(&loop) - t0 < 2500 && kernel_key(62)->want) {
+		uv_run(&loop, UV_RUN_ONCE);
+		uv_update_time(&loop);
+	}
+	assert_null(kernel_key(62)->want);
+	complete(0);
+	assert_null(kernel_key(62));
+}
+
 int
 main(void)
 {
@@ -484,6 +575,9 @@ main(void)
 		cmocka_unit_test(test_ping_barrier),
 		cmocka_unit_test(test_malformed_session_isolated),
 		cmocka_unit_test(test_control_session),
+		cmocka_unit_test(test_disconnect_without_stale_time),
+		cmocka_unit_test(test_persist),
+		cmocka_unit_test(test_stale_time),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
