@@ -62,7 +62,8 @@ sed 's/^/route add /; s/$/ table 100 proto 12/' "$W/routes" >"$W/batch-inline"
 # fibd
 fresh_ns fibd
 sock="$W/fibd.sock"
-ip netns exec "$NS" "$B/fibd/fibd" -f -s "$sock" 2>"$W/fibd.log" &
+echo "state_file = $W/fibd.state" >"$W/fibd.conf"
+ip netns exec "$NS" "$B/fibd/fibd" -f -c "$W/fibd.conf" -s "$sock" 2>"$W/fibd.log" &
 fpid=$!
 pids+=("$fpid")
 for _ in $(seq 100); do ip netns exec "$NS" "$B/fibd/fibctl/fibctl" -s "$sock" status >/dev/null 2>&1 && break; sleep 0.1; done

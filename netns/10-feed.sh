@@ -12,15 +12,14 @@ require_fibd
 tap_plan 18
 
 # NEXTHOP_OBJECTS=on|off|auto runs the scenario with that fibd setting.
-CONF=$(mktemp /tmp/fibd-test.XXXXXX.conf)
-echo "nexthop_objects = ${NEXTHOP_OBJECTS:-auto}" >"$CONF"
-diag "nexthop_objects = ${NEXTHOP_OBJECTS:-auto}"
+FIBD_CONF="nexthop_objects = ${NEXTHOP_OBJECTS:-auto}"
+diag "$FIBD_CONF"
 
 ns_with_link NS f
 ip -n "$NS" link add wa type veth peer name wb
 ip -n "$NS" addr add 203.0.113.2/24 dev wa   # wa stays down for now
 SOCK=$(mktemp -u /tmp/fibd-test.XXXXXX).sock
-start_fibd FIBD_PID "$NS" "$SOCK" -c "$CONF" || { not_ok "fibd starts"; exit 1; }
+start_fibd FIBD_PID "$NS" "$SOCK" || { not_ok "fibd starts"; exit 1; }
 ok "fibd starts and answers status"
 
 W=$(mktemp -d)
@@ -143,4 +142,4 @@ check "fibd logged a clean stop" grep -q "stopping; the kernel's routes stay in 
 if [ "$_tap_failed" -gt 0 ]; then
 	sed 's/^/# fibd: /' "$SOCK.log"
 fi
-rm -rf "$W" "$SOCK" "$SOCK.log" "$CONF"
+rm -rf "$W" "$SOCK" "$SOCK".*

@@ -38,4 +38,4 @@ status=$(fibctl_in "$NS" "$SOCK" status)
 diag "$(grep -E 'loop:|slab|netlink|messages' <<<"$status")"
 check "status: desired = installed, nothing pending, failed or waiting" grep -Eq "^  100 +inet +$(( N4 / 2 )) +$(( N4 / 2 )) +0 +0 +0$" <<<"$status"
 stop_pid "$FIBD_PID" TERM
-rm -rf "$W" "$SOCK" "$SOCK.log"
+rm -rf "$W" "$SOCK" "$SOCK".*

@@ -167,11 +167,17 @@ require_fibd() {
 }
 
 # start_fibd VAR NS SOCKET [fibd options...]: fibd in the foreground inside NS,
-# logging to $SOCKET.log; waits until it answers fibctl status.
+# logging to $SOCKET.log, with a configuration of its own ($SOCKET.conf: the
+# state file beside the socket, plus the lines in $FIBD_CONF if set); waits
+# until it answers fibctl status.
 start_fibd() {
 	local var=$1 ns=$2 sock=$3
 	shift 3
-	start_bg "$var" ip netns exec "$ns" "$FIBD" -f -s "$sock" "$@" 2>>"$sock.log"
+	{
+		echo "state_file = $sock.state"
+		[ -n "${FIBD_CONF:-}" ] && printf '%s\n' "$FIBD_CONF"
+	} >"$sock.conf"
+	start_bg "$var" ip netns exec "$ns" "$FIBD" -f -s "$sock" -c "$sock.conf" "$@" 2>>"$sock.log"
 	wait_until 10 ip netns exec "$ns" "$FIBCTL" -s "$sock" status
 }
 

@@ -37,7 +37,8 @@ ip -n "$NS" addr add 198.51.100.2/24 dev uplink
 ip -n "$NS" addr add 2001:db8:ff::2/64 dev uplink nodad
 
 echo "== fibd"
-ip netns exec "$NS" build/fibd/fibd -f -s "$W/fibd.sock" 2>"$W/fibd.log" &
+echo "state_file = $W/fibd.state" >"$W/fibd.conf"
+ip netns exec "$NS" build/fibd/fibd -f -c "$W/fibd.conf" -s "$W/fibd.sock" 2>"$W/fibd.log" &
 FIBD_PID=$!
 for _ in $(seq 50); do
 	ip netns exec "$NS" build/fibd/fibctl/fibctl -s "$W/fibd.sock" status >/dev/null 2>&1 && break

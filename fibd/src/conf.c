@@ -19,6 +19,8 @@ conf_defaults(struct conf *c)
 	c->protocol = CONF_DEFAULT_PROTOCOL;
 	c->log_level = LOG_LVL_INFO;
 	c->nexthop_objects = -1;
+	c->startup_grace = 120;
+	snprintf(c->state_file, sizeof(c->state_file), "%s", CONF_DEFAULT_STATE);
 }
 
 static char *
@@ -110,6 +112,21 @@ conf_parse(const char *text, struct conf *ret, char *ret_err, size_t errlen)
 				    "line %u: log_level must be debug, info or warning", lineno);
 				return -EINVAL;
 			}
+		} else if (!strcmp(key, "startup_grace")) {
+			if (parse_uint(val, 86400, &u) < 0) {
+				snprintf(ret_err, errlen, "line %u: startup_grace must be 0..86400 seconds",
+				    lineno);
+				return -EINVAL;
+			}
+			c.startup_grace = (uint32_t)u;
+		} else if (!strcmp(key, "state_file")) {
+			if (strcmp(val, "none") && (val[0] != '/' || strlen(val) >= sizeof(c.state_file))) {
+				snprintf(ret_err, errlen,
+				    "line %u: state_file must be an absolute path under %zu bytes, or none",
+				    lineno, sizeof(c.state_file));
+				return -EINVAL;
+			}
+			snprintf(c.state_file, sizeof(c.state_file), "%s", strcmp(val, "none") ? val : "");
 		} else if (!strcmp(key, "nexthop_objects")) {
 			if (!strcmp(val, "auto"))
 				c.nexthop_objects = -1;

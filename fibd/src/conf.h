@@ -12,12 +12,15 @@
 #define CONF_DEFAULT_PATH "/etc/fibd/fibd.conf"
 #define CONF_DEFAULT_SOCKET "/run/fibd/fibd.sock"
 #define CONF_DEFAULT_PROTOCOL 12
+#define CONF_DEFAULT_STATE "/var/lib/fibd/tables"
 
 struct conf {
 	char socket[108];
 	uint8_t protocol;
 	enum log_level log_level;
 	int nexthop_objects; /* -1 auto, 0 off, 1 on */
+	uint32_t startup_grace; /* seconds */
+	char state_file[256];   /* "" for none */
 };
 
 /* conf_defaults - the built-in configuration. */

@@ -137,10 +137,10 @@ status_text(struct text *t, const struct snap *sn)
 	tprintf(t, "  monitor events %llu, overruns %llu\n", (unsigned long long)ns.monitor_events,
 	    (unsigned long long)ns.monitor_overruns);
 	tprintf(t, "sync: dumps %llu started, %llu completed, %llu interrupted, %llu failed; "
-		   "%llu routes adopted\n",
+		   "%llu routes adopted, %llu unclaimed ones pruned\n",
 	    (unsigned long long)sn->ss.dumps_started, (unsigned long long)sn->ss.dumps_completed,
 	    (unsigned long long)sn->ss.dumps_interrupted, (unsigned long long)sn->ss.dumps_failed,
-	    (unsigned long long)sn->ss.routes_adopted);
+	    (unsigned long long)sn->ss.routes_adopted, (unsigned long long)sn->ss.routes_pruned);
 	tprintf(t, "feed: messages %llu, routes %llu, withdraws %llu, conflicts %llu, "
 		   "results sent %llu, sessions failed %llu\n",
 	    (unsigned long long)fs.msgs_in, (unsigned long long)fs.routes_in,
@@ -242,10 +242,10 @@ status_json(struct text *t, const struct snap *sn)
 	    ns.batch_limit, (unsigned long long)ns.send_max_us, ns.nh_objects ? "true" : "false");
 	tprintf(t,
 	    "\"sync\":{\"dumps_started\":%llu,\"dumps_completed\":%llu,\"dumps_interrupted\":%llu,"
-	    "\"dumps_failed\":%llu,\"routes_adopted\":%llu},",
+	    "\"dumps_failed\":%llu,\"routes_adopted\":%llu,\"routes_pruned\":%llu},",
 	    (unsigned long long)sn->ss.dumps_started, (unsigned long long)sn->ss.dumps_completed,
 	    (unsigned long long)sn->ss.dumps_interrupted, (unsigned long long)sn->ss.dumps_failed,
-	    (unsigned long long)sn->ss.routes_adopted);
+	    (unsigned long long)sn->ss.routes_adopted, (unsigned long long)sn->ss.routes_pruned);
 	tprintf(t,
 	    "\"feed\":{\"messages\":%llu,\"routes\":%llu,\"withdraws\":%llu,\"conflicts\":%llu,"
 	    "\"results_sent\":%llu,\"sessions_failed\":%llu},",

@@ -35,6 +35,7 @@
 #include "health.h"
 #include "log.h"
 #include "nl.h"
+#include "state.h"
 
 #define OWNERS_MAX 1024
 
@@ -600,7 +601,12 @@ on_route(struct session *s, const struct ps_route *pr)
 		reject(s, &pr->key, table, metric, EAFNOSUPPORT, "family not in this session's HELLO");
 		return;
 	}
-	t = table_get(table, pr->key.family, true);
+	{
+		unsigned before = table_count();
+		t = table_get(table, pr->key.family, true);
+		if (table_count() != before)
+			state_save(); /* a new table: the next fibd scans it at start */
+	}
 	r = t ? table_insert(t, &pr->key.prefix, pr->key.plen, pr->key.tos, metric) : NULL;
 	if (!r) {
 		reject(s, &pr->key, table, metric, ENOMEM, "fibd is out of memory or tables");

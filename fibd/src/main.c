@@ -28,6 +28,7 @@
 #include "health.h"
 #include "log.h"
 #include "nl.h"
+#include "state.h"
 #include "sync.h"
 #include "table.h"
 
@@ -99,9 +100,10 @@ main_on_signal(uv_signal_t *h, int signum)
 			return;
 		}
 		if (strcmp(c.socket, m.conf.socket) || c.protocol != m.conf.protocol ||
-		    c.nexthop_objects != m.conf.nexthop_objects)
-			log_warn("reload: socket, protocol and nexthop_objects change only with a "
-				 "restart");
+		    c.nexthop_objects != m.conf.nexthop_objects ||
+		    strcmp(c.state_file, m.conf.state_file) || c.startup_grace != m.conf.startup_grace)
+			log_warn("reload: socket, protocol, nexthop_objects, state_file and "
+				 "startup_grace change only with a restart");
 		m.conf.log_level = c.log_level;
 		log_set_level(c.log_level);
 		log_info("configuration reloaded from %s", m.conf_path);
@@ -115,6 +117,16 @@ main_on_slab_tick(uv_timer_t *t)
 {
 	(void)t;
 	table_slab_cleanup();
+}
+
+static void
+main_scan_table(uint32_t id, uint8_t family, void *ctx)
+{
+	struct rtable *t = table_get(id, family, true);
+	(void)ctx;
+
+	if (t)
+		sync_table_ready(t);
 }
 
 static int
@@ -202,8 +214,12 @@ main(int argc, char **argv)
 	if ((r = nl_init(&m.loop, m.conf.protocol, feed_route_done)) < 0)
 		log_fatal_errno(r, "cannot open netlink sockets");
 	nl_use_nh_objects(m.conf.nexthop_objects);
-	if ((r = sync_init(&m.loop, m.conf.protocol)) < 0)
+	if ((r = sync_init(&m.loop, m.conf.protocol, m.conf.startup_grace)) < 0)
 		log_fatal_errno(r, "cannot open the netlink dump socket");
+	/* The tables managed before: scan them now, before any client returns. */
+	state_init(m.conf.state_file);
+	if ((r = state_load(main_scan_table, NULL)) < 0)
+		log_warn_errno(r, "cannot read the state file %s", m.conf.state_file);
 	gethostname(host, sizeof(host));
 	host[sizeof(host) - 1] = '\0';
 	snprintf(m.server_id, sizeof(m.server_id), "fibd-%s@%.40s", FIBD_VERSION, host);

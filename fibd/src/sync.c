@@ -10,9 +10,10 @@
  *
  * Adopting a route: its entry gets `have` = the adopted marker (a route is in
  * the kernel with attributes fibd does not know), so the next write replaces it
- * and a withdraw deletes it, instead of an EXCL add refused with EEXIST. Routes
- * nobody claims stay as they are (pruning them after a grace time is the restart
- * issue's work).
+ * and a withdraw deletes it, instead of an EXCL add refused with EEXIST. The
+ * adopted keys are kept: `grace` seconds after the scan, those still claimed by
+ * no client are withdrawn (at most SYNC_PRUNE_BUDGET per callback). A client
+ * that comes back in time claims its routes by feeding them again.
  *
  * Table states: NONE (never asked), QUEUED, RUNNING, DONE. nl holds back writes
  * to a table until it is DONE (DESIGN.md invariant 7).
@@ -34,9 +35,22 @@ enum { SCAN_NONE, SCAN_QUEUED, SCAN_RUNNING, SCAN_DONE };
 /* The attributes of an adopted route: in the kernel, not known to fibd. Never freed. */
 static struct rattr adopted = { .refs = 1 };
 
+/* Keys adopted by one scan, to be checked for claims when the grace time is over. */
+struct prune {
+	struct prune *next;
+	uint16_t table;
+	uint64_t due; /* uv_now() ms */
+	struct sync_key *keys;
+	size_t n, at;
+};
+
 static struct {
 	uv_loop_t *loop;
 	struct mnl_socket *sock;
+	uint32_t grace_ms;
+	struct prune *prunes; /* in order of due time */
+	uv_timer_t prune_timer;
+	uv_idle_t pruner;
 	uv_poll_t poll;
 	uv_timer_t retry;
 	bool open;
@@ -157,6 +171,83 @@ collect(const struct sync_key *k, void *ctx)
 	sy.keys[sy.n_keys++] = *k;
 }
 
+static void sync_on_prune_timer(uv_timer_t *h);
+
+static void
+prune_arm(void)
+{
+	uint64_t now = uv_now(sy.loop);
+
+	if (!sy.prunes || uv_is_active((uv_handle_t *)&sy.pruner))
+		return;
+	uv_timer_start(&sy.prune_timer, sync_on_prune_timer,
+	    sy.prunes->due > now ? sy.prunes->due - now : 0, 0);
+}
+
+/* Hand the adopted keys of t's scan to a prune job due after the grace time. */
+static void
+prune_schedule(struct rtable *t)
+{
+	struct prune *p = calloc(1, sizeof(*p)), **link;
+
+	if (!p) {
+		log_warn("sync: table %u: out of memory; its unclaimed routes will stay", t->id);
+		return;
+	}
+	p->table = t->idx;
+	p->due = uv_now(sy.loop) + sy.grace_ms;
+	p->keys = sy.keys; /* the job takes the vector; collecting starts a new one */
+	p->n = sy.n_keys;
+	sy.keys = NULL;
+	sy.n_keys = sy.cap_keys = 0;
+	for (link = &sy.prunes; *link; link = &(*link)->next)
+		;
+	*link = p;
+	prune_arm();
+}
+
+/* Withdraw adopted routes that no client claimed, a budget at a time. */
+static void
+sync_on_prune(uv_idle_t *h)
+{
+	uint64_t t0 = health_cb_begin();
+	struct prune *p = sy.prunes;
+	struct rtable *t;
+	unsigned budget = SYNC_PRUNE_BUDGET;
+	(void)h;
+
+	if (!p) {
+		uv_idle_stop(&sy.pruner);
+		return;
+	}
+	t = table_at(p->table);
+	for (; p->at < p->n && budget; p->at++, budget--) {
+		const struct sync_key *k = &p->keys[p->at];
+		struct route *r = table_lookup(t, &k->prefix, k->plen, k->tos, k->metric);
+		if (!r || r->owner != OWNER_NONE || r->want || r->have != &adopted)
+			continue;
+		sy.st.routes_pruned++;
+		nl_enqueue(r);
+	}
+	if (p->at == p->n) {
+		log_info("sync: table %u: grace time over, %llu unclaimed routes withdrawn so far",
+		    t->id, (unsigned long long)sy.st.routes_pruned);
+		sy.prunes = p->next;
+		free(p->keys);
+		free(p);
+		uv_idle_stop(&sy.pruner);
+		prune_arm();
+	}
+	health_cb_end(t0, "sync prune");
+}
+
+static void
+sync_on_prune_timer(uv_timer_t *h)
+{
+	(void)h;
+	uv_idle_start(&sy.pruner, sync_on_prune);
+}
+
 static void
 adopt_all(struct rtable *t)
 {
@@ -179,6 +270,8 @@ adopt_all(struct rtable *t)
 	sy.st.routes_adopted += n;
 	log_info("sync: table %u %s: first scan done, %llu routes of fibd's adopted", t->id,
 	    t->family == PS_FAM_V4 ? "inet" : "inet6", (unsigned long long)n);
+	if (n)
+		prune_schedule(t);
 }
 
 static void
@@ -303,12 +396,13 @@ sync_table_ready(struct rtable *t)
 }
 
 int
-sync_init(uv_loop_t *loop, uint8_t protocol)
+sync_init(uv_loop_t *loop, uint8_t protocol, uint32_t grace_s)
 {
 	int one = 1, size = 32 << 20;
 
 	sy.loop = loop;
 	sy.protocol = protocol;
+	sy.grace_ms = grace_s * 1000;
 	sy.retry_ms = SYNC_RETRY_MIN_MS;
 	sy.sock = mnl_socket_open2(NETLINK_ROUTE, SOCK_NONBLOCK | SOCK_CLOEXEC);
 	if (!sy.sock)
@@ -324,6 +418,8 @@ sync_init(uv_loop_t *loop, uint8_t protocol)
 	uv_poll_init(loop, &sy.poll, mnl_socket_get_fd(sy.sock));
 	uv_poll_start(&sy.poll, UV_READABLE, sync_on_readable);
 	uv_timer_init(loop, &sy.retry);
+	uv_timer_init(loop, &sy.prune_timer);
+	uv_idle_init(loop, &sy.pruner);
 	sy.open = true;
 	return 0;
 }
@@ -336,7 +432,15 @@ sync_close(void)
 	sy.open = false;
 	uv_close((uv_handle_t *)&sy.poll, NULL);
 	uv_close((uv_handle_t *)&sy.retry, NULL);
+	uv_close((uv_handle_t *)&sy.prune_timer, NULL);
+	uv_close((uv_handle_t *)&sy.pruner, NULL);
 	mnl_socket_close(sy.sock);
+	while (sy.prunes) {
+		struct prune *p = sy.prunes;
+		sy.prunes = p->next;
+		free(p->keys);
+		free(p);
+	}
 	free(sy.keys);
 	sy.keys = NULL;
 	sy.n_keys = sy.cap_keys = 0;

@@ -22,6 +22,8 @@
 #define SYNC_DUMP_CAP (256u << 20)      /* bytes one dump may bring */
 #define SYNC_RETRY_MIN_MS 100
 #define SYNC_RETRY_MAX_MS 10000
+#define SYNC_PRUNE_BUDGET 4096          /* adopted keys checked per callback */
+#define SYNC_GRACE_DEFAULT 120          /* seconds */
 
 struct sync_stats {
 	uint64_t dumps_started;
@@ -29,10 +31,12 @@ struct sync_stats {
 	uint64_t dumps_interrupted; /* NLM_F_DUMP_INTR */
 	uint64_t dumps_failed;      /* error, ENOBUFS, over the cap */
 	uint64_t routes_adopted;
+	uint64_t routes_pruned; /* adopted, claimed by no client within the grace time */
 	uint64_t foreign_seen;
 };
 
-int sync_init(uv_loop_t *loop, uint8_t protocol);
+/* sync_init - the dump socket; adopted routes nobody claims go after grace_s seconds. */
+int sync_init(uv_loop_t *loop, uint8_t protocol, uint32_t grace_s);
 void sync_close(void);
 
 /*
