@@ -20,6 +20,7 @@ conf_defaults(struct conf *c)
 	c->log_level = LOG_LVL_INFO;
 	c->nexthop_objects = -1;
 	c->startup_grace = 120;
+	c->rescan_interval = 0;
 	snprintf(c->state_file, sizeof(c->state_file), "%s", CONF_DEFAULT_STATE);
 }
 
@@ -119,6 +120,13 @@ conf_parse(const char *text, struct conf *ret, char *ret_err, size_t errlen)
 				return -EINVAL;
 			}
 			c.startup_grace = (uint32_t)u;
+		} else if (!strcmp(key, "rescan_interval")) {
+			if (parse_uint(val, 86400, &u) < 0 || (u && u < 10)) {
+				snprintf(ret_err, errlen,
+				    "line %u: rescan_interval must be 0 (off) or 10..86400 seconds", lineno);
+				return -EINVAL;
+			}
+			c.rescan_interval = (uint32_t)u;
 		} else if (!strcmp(key, "state_file")) {
 			if (strcmp(val, "none") && (val[0] != '/' || strlen(val) >= sizeof(c.state_file))) {
 				snprintf(ret_err, errlen,

@@ -20,6 +20,7 @@ struct conf {
 	enum log_level log_level;
 	int nexthop_objects; /* -1 auto, 0 off, 1 on */
 	uint32_t startup_grace; /* seconds */
+	uint32_t rescan_interval; /* seconds, 0: off */
 	char state_file[256];   /* "" for none */
 };
 

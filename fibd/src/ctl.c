@@ -134,13 +134,15 @@ status_text(struct text *t, const struct snap *sn)
 	    (unsigned long long)ns.adds, (unsigned long long)ns.replaces,
 	    (unsigned long long)ns.deletes, (unsigned long long)ns.errors,
 	    (unsigned long long)ns.retries, (unsigned long long)ns.eagain);
-	tprintf(t, "  monitor events %llu, overruns %llu\n", (unsigned long long)ns.monitor_events,
-	    (unsigned long long)ns.monitor_overruns);
+	tprintf(t, "  monitor events %llu, overruns %llu; routes lost and written again %llu\n",
+	    (unsigned long long)ns.monitor_events, (unsigned long long)ns.monitor_overruns,
+	    (unsigned long long)ns.routes_lost);
 	tprintf(t, "sync: dumps %llu started, %llu completed, %llu interrupted, %llu failed; "
-		   "%llu routes adopted, %llu unclaimed ones pruned\n",
+		   "%llu rescans asked for by events; %llu routes adopted, %llu unclaimed ones pruned\n",
 	    (unsigned long long)sn->ss.dumps_started, (unsigned long long)sn->ss.dumps_completed,
 	    (unsigned long long)sn->ss.dumps_interrupted, (unsigned long long)sn->ss.dumps_failed,
-	    (unsigned long long)sn->ss.routes_adopted, (unsigned long long)sn->ss.routes_pruned);
+	    (unsigned long long)sn->ss.rescans_triggered, (unsigned long long)sn->ss.routes_adopted,
+	    (unsigned long long)sn->ss.routes_pruned);
 	tprintf(t, "feed: messages %llu, routes %llu, withdraws %llu, conflicts %llu, "
 		   "results sent %llu, sessions failed %llu\n",
 	    (unsigned long long)fs.msgs_in, (unsigned long long)fs.routes_in,
@@ -231,7 +233,7 @@ status_json(struct text *t, const struct snap *sn)
 	    "],\"netlink\":{\"queued\":%llu,\"inflight\":%u,\"window\":%u,\"parked\":%llu,"
 	    "\"messages\":%llu,\"batches\":%llu,\"adds\":%llu,\"replaces\":%llu,\"deletes\":%llu,"
 	    "\"errors\":%llu,\"retries\":%llu,\"send_waits\":%llu,\"monitor_events\":%llu,"
-	    "\"monitor_overruns\":%llu,\"batch_limit\":%u,\"send_max_us\":%llu,"
+	    "\"monitor_overruns\":%llu,\"routes_lost\":%llu,\"batch_limit\":%u,\"send_max_us\":%llu,"
 	    "\"nexthop_objects\":%s},",
 	    (unsigned long long)ns.queued, ns.inflight, ns.window, (unsigned long long)ns.parked,
 	    (unsigned long long)ns.msgs_sent, (unsigned long long)ns.batches_sent,
@@ -239,13 +241,16 @@ status_json(struct text *t, const struct snap *sn)
 	    (unsigned long long)ns.deletes, (unsigned long long)ns.errors,
 	    (unsigned long long)ns.retries, (unsigned long long)ns.eagain,
 	    (unsigned long long)ns.monitor_events, (unsigned long long)ns.monitor_overruns,
-	    ns.batch_limit, (unsigned long long)ns.send_max_us, ns.nh_objects ? "true" : "false");
+	    (unsigned long long)ns.routes_lost, ns.batch_limit, (unsigned long long)ns.send_max_us,
+	    ns.nh_objects ? "true" : "false");
 	tprintf(t,
 	    "\"sync\":{\"dumps_started\":%llu,\"dumps_completed\":%llu,\"dumps_interrupted\":%llu,"
-	    "\"dumps_failed\":%llu,\"routes_adopted\":%llu,\"routes_pruned\":%llu},",
+	    "\"dumps_failed\":%llu,\"rescans_triggered\":%llu,\"routes_adopted\":%llu,"
+	    "\"routes_pruned\":%llu},",
 	    (unsigned long long)sn->ss.dumps_started, (unsigned long long)sn->ss.dumps_completed,
 	    (unsigned long long)sn->ss.dumps_interrupted, (unsigned long long)sn->ss.dumps_failed,
-	    (unsigned long long)sn->ss.routes_adopted, (unsigned long long)sn->ss.routes_pruned);
+	    (unsigned long long)sn->ss.rescans_triggered, (unsigned long long)sn->ss.routes_adopted,
+	    (unsigned long long)sn->ss.routes_pruned);
 	tprintf(t,
 	    "\"feed\":{\"messages\":%llu,\"routes\":%llu,\"withdraws\":%llu,\"conflicts\":%llu,"
 	    "\"results_sent\":%llu,\"sessions_failed\":%llu},",

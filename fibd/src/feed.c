@@ -51,6 +51,7 @@ struct owner {
 	uint64_t generation;
 	bool in_feed;
 	struct route *sweep; /* next route to look at in a sweep, or NULL */
+	struct route *repair; /* next route to look at in a repair walk */
 	bool sweeping;
 	struct owner *sweep_next;
 	/* From the last HELLO: what happens to the routes when the session goes. */
@@ -105,6 +106,12 @@ static struct {
 	uv_timer_t stale_tick;  /* runs while some owner is stale */
 	unsigned n_stale;
 	bool closing;           /* fibd stops: sessions go, every route stays */
+	/* the repair walk after a rescan: every owner's routes in the table */
+	struct rtable *repair_table;
+	unsigned repair_slot;
+	bool repair_started; /* the current slot's walk has begun */
+	void (*repair_done)(void);
+	uv_idle_t repairer;
 	struct feed_stats st;
 } fd;
 
@@ -155,6 +162,8 @@ owner_detach(struct owner *o, struct route *r)
 {
 	if (o->sweep == r)
 		o->sweep = r->onext;
+	if (o->repair == r)
+		o->repair = r->onext;
 	if (r->oprev)
 		r->oprev->onext = r->onext;
 	else
@@ -401,6 +410,65 @@ owner_maybe_forget(struct owner *o)
 	fd.owners[o->slot] = NULL;
 	fd.n_owners--;
 	free(o);
+}
+
+/* ---- repair after a rescan ---- */
+
+/*
+ * A rescan marked every route its dump showed with the table's epoch. Routes an
+ * owner wants that fibd had installed, and that the dump did not show, were
+ * lost (a link went down, someone deleted them): write them again. Routes with a
+ * write queued or in flight are left to it.
+ */
+static void
+feed_on_repair(uv_idle_t *h)
+{
+	uint64_t t0 = health_cb_begin();
+	struct rtable *t = fd.repair_table;
+	unsigned budget = FEED_SWEEP_BUDGET;
+	(void)h;
+
+	while (budget && fd.repair_slot < OWNERS_MAX) {
+		struct owner *o = fd.owners[fd.repair_slot];
+		if (!o) {
+			fd.repair_slot++;
+			fd.repair_started = false;
+			continue;
+		}
+		if (!fd.repair_started) {
+			o->repair = o->routes;
+			fd.repair_started = true;
+		}
+		while (o->repair && budget--) {
+			struct route *r = o->repair;
+			o->repair = r->onext;
+			if (r->rt != t->idx || !r->want || !r->have || r->seen == t->epoch ||
+			    (r->flags & (R_QUEUED | R_INFLIGHT)))
+				continue;
+			nl_route_lost(r);
+		}
+		if (!o->repair) {
+			fd.repair_slot++;
+			fd.repair_started = false;
+		}
+	}
+	if (fd.repair_slot >= OWNERS_MAX) {
+		void (*done)(void) = fd.repair_done;
+		uv_idle_stop(&fd.repairer);
+		fd.repair_table = NULL;
+		done();
+	}
+	health_cb_end(t0, "feed repair");
+}
+
+void
+feed_repair(struct rtable *t, void (*done)(void))
+{
+	fd.repair_table = t;
+	fd.repair_done = done;
+	fd.repair_slot = 0;
+	fd.repair_started = false;
+	uv_idle_start(&fd.repairer, feed_on_repair);
 }
 
 /* ---- sessions: output ---- */
@@ -1016,6 +1084,7 @@ feed_init(uv_loop_t *loop, const struct feed_config *cfg)
 	uv_idle_init(loop, &fd.decoder);
 	uv_check_init(loop, &fd.flusher);
 	uv_timer_init(loop, &fd.stale_tick);
+	uv_idle_init(loop, &fd.repairer);
 	uv_pipe_init(loop, &fd.listener, 0);
 	r = uv_pipe_bind(&fd.listener, fd.path);
 	if (r == UV_EADDRINUSE) {
@@ -1063,6 +1132,8 @@ feed_close(void)
 		uv_close((uv_handle_t *)&fd.flusher, NULL);
 	if (!uv_is_closing((uv_handle_t *)&fd.stale_tick))
 		uv_close((uv_handle_t *)&fd.stale_tick, NULL);
+	if (!uv_is_closing((uv_handle_t *)&fd.repairer))
+		uv_close((uv_handle_t *)&fd.repairer, NULL);
 }
 
 unsigned

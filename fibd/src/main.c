@@ -101,9 +101,9 @@ main_on_signal(uv_signal_t *h, int signum)
 		}
 		if (strcmp(c.socket, m.conf.socket) || c.protocol != m.conf.protocol ||
 		    c.nexthop_objects != m.conf.nexthop_objects ||
-		    strcmp(c.state_file, m.conf.state_file) || c.startup_grace != m.conf.startup_grace)
-			log_warn("reload: socket, protocol, nexthop_objects, state_file and "
-				 "startup_grace change only with a restart");
+		    strcmp(c.state_file, m.conf.state_file) || c.startup_grace != m.conf.startup_grace ||
+		    c.rescan_interval != m.conf.rescan_interval)
+			log_warn("reload: only log_level changes without a restart");
 		m.conf.log_level = c.log_level;
 		log_set_level(c.log_level);
 		log_info("configuration reloaded from %s", m.conf_path);
@@ -214,7 +214,7 @@ main(int argc, char **argv)
 	if ((r = nl_init(&m.loop, m.conf.protocol, feed_route_done)) < 0)
 		log_fatal_errno(r, "cannot open netlink sockets");
 	nl_use_nh_objects(m.conf.nexthop_objects);
-	if ((r = sync_init(&m.loop, m.conf.protocol, m.conf.startup_grace)) < 0)
+	if ((r = sync_init(&m.loop, m.conf.protocol, m.conf.startup_grace, m.conf.rescan_interval)) < 0)
 		log_fatal_errno(r, "cannot open the netlink dump socket");
 	/* The tables managed before: scan them now, before any client returns. */
 	state_init(m.conf.state_file);

@@ -44,7 +44,7 @@
 #include "sync.h"
 
 #define NL_RCVBUF (32 * 1024 * 1024)
-#define NL_TEXT_INTERN_MAX 1024
+#define NL_TEXT_INTERN_MAX 255 /* a route keeps an 8-bit index */
 #define NL_RUN_NS 3000000ull /* 3 ms per callback: well under the 10 ms bound, for low loop lag */
 /*
  * The kernel applies a whole batch inside send(), so one send is one slice of
@@ -120,7 +120,7 @@ static void nl_on_retry(uv_timer_t *h);
  * Kernel messages are few distinct strings: keep one copy of each, and give
  * routes a small index (1-based; 0 is no text).
  */
-static uint16_t
+static uint8_t
 intern_text(const char *s)
 {
 	char *copy;
@@ -129,11 +129,11 @@ intern_text(const char *s)
 		return 0;
 	for (unsigned i = 0; i < nl.n_texts; i++)
 		if (!strcmp(nl.texts[i], s))
-			return (uint16_t)(i + 1);
+			return (uint8_t)(i + 1);
 	if (nl.n_texts >= NL_TEXT_INTERN_MAX || !(copy = strdup(s)))
 		return 0;
 	nl.texts[nl.n_texts++] = copy;
-	return (uint16_t)nl.n_texts;
+	return (uint8_t)nl.n_texts;
 }
 
 const char *
@@ -228,6 +228,15 @@ dequeue(void)
 	pending_update(r, (uint8_t)(r->flags | R_QUEUED));
 	nl.queued--;
 	return r;
+}
+
+void
+nl_route_lost(struct route *r)
+{
+	nl.st.routes_lost++;
+	set_have(r, NULL);
+	r->flags |= R_EXCL; /* another route may hold the key now: never replace it */
+	nl_enqueue(r);
 }
 
 /* Hold a route until its table's first scan is done; it counts as queued. */
@@ -526,6 +535,39 @@ drop_nh_objects(struct rattr *a)
 	a->nh_id = 0;
 	a->nh_state = RATTR_NH_NONE;
 	kick();
+}
+
+/* The kernel removed a's objects itself: forget them without deleting anything. */
+static void
+forget_nh_objects(struct rattr *a)
+{
+	a->nh_id = 0;
+	a->nh_state = RATTR_NH_NONE;
+	a->nh_err = 0;
+}
+
+static void
+forget_if_on_link(struct rattr *a, void *ctx)
+{
+	int ifindex = *(int *)ctx;
+
+	if (a->nh_state != RATTR_NH_CREATED)
+		return;
+	for (unsigned i = 0; i < a->n_nh; i++)
+		if (a->nh[i].ifindex == ifindex) {
+			forget_nh_objects(a);
+			return;
+		}
+}
+
+/*
+ * A link went down or away: the kernel flushes the nexthop objects on it, and
+ * the routes using them, without a notification of either.
+ */
+static void
+link_down(int ifindex)
+{
+	rattr_for_each(forget_if_on_link, &ifindex);
 }
 
 static void
@@ -843,6 +885,7 @@ handle_ack(const struct nlmsghdr *nlh)
 	r->flags &= (uint8_t)~R_INFLIGHT;
 	pending_update(r, (uint8_t)(r->flags | R_INFLIGHT));
 	if (err && f.sent && f.sent->nh_state == RATTR_NH_FAILED && f.sent->nh_err) {
+		/* The object could not be made: that is the route's real error. */
 		err = f.sent->nh_err;
 		aa.msg = "nexthop object could not be made";
 	}
@@ -856,6 +899,7 @@ handle_ack(const struct nlmsghdr *nlh)
 		} else {
 			set_have(r, rattr_ref(f.sent));
 			r->flags &= (uint8_t)~R_EXCL;
+			r->seen = table_at(r->rt)->epoch; /* the kernel has it as of now */
 		}
 		r->err = 0;
 		r->errtext = 0;
@@ -867,6 +911,15 @@ handle_ack(const struct nlmsghdr *nlh)
 		nl.st.errors++;
 		r->err = (uint16_t)err;
 		r->errtext = intern_text(aa.msg);
+		if (f.sent && f.sent->nh_state == RATTR_NH_CREATED && aa.msg &&
+		    !strcmp(aa.msg, "Nexthop id does not exist")) {
+			/* The kernel removed the object (its link went down): make a new one. */
+			forget_nh_objects(f.sent);
+			nl_enqueue(r);
+			rattr_unref(f.sent);
+			finish(r, -1, NULL);
+			return;
+		}
 		if (r->want != f.sent) {
 			/* It changed meanwhile: write the new state instead of parking. */
 			nl_enqueue(r);
@@ -944,10 +997,62 @@ nl_on_wr(uv_poll_t *h, int status, int events)
 
 /* ---- monitor ---- */
 
+/*
+ * A route notification. fibd's own writes come back here too and cost only this
+ * look: a deletion of a route of fibd's that is wanted and not being written, or
+ * a route of another protocol now holding such a key, means the route was lost.
+ */
+static void
+mon_route(const struct nlmsghdr *nlh)
+{
+	const struct rtmsg *rtm = mnl_nlmsg_get_payload(nlh);
+	const struct nlattr *attr;
+	union ps_addr prefix;
+	uint32_t table, metric = 0;
+	struct rtable *t;
+	struct route *r;
+	uint8_t fam;
+
+	if (nlh->nlmsg_len < mnl_nlmsg_size(sizeof(*rtm)))
+		return;
+	if ((nlh->nlmsg_type == RTM_DELROUTE) != (rtm->rtm_protocol == nl.protocol))
+		return; /* our own adds and others' deletes say nothing about our routes */
+	fam = rtm->rtm_family == AF_INET ? PS_FAM_V4 : rtm->rtm_family == AF_INET6 ? PS_FAM_V6 : 0;
+	if (!fam || rtm->rtm_dst_len > (fam == PS_FAM_V4 ? 32 : 128))
+		return;
+	table = rtm->rtm_table;
+	memset(&prefix, 0, sizeof(prefix));
+	mnl_attr_for_each(attr, nlh, sizeof(*rtm)) {
+		switch (mnl_attr_get_type(attr)) {
+		case RTA_TABLE:
+			if (mnl_attr_get_payload_len(attr) == 4)
+				table = mnl_attr_get_u32(attr);
+			break;
+		case RTA_PRIORITY:
+			if (mnl_attr_get_payload_len(attr) == 4)
+				metric = mnl_attr_get_u32(attr);
+			break;
+		case RTA_DST:
+			if (mnl_attr_get_payload_len(attr) == (fam == PS_FAM_V4 ? 4u : 16u))
+				memcpy(prefix.b, mnl_attr_get_payload(attr), fam == PS_FAM_V4 ? 4 : 16);
+			break;
+		}
+	}
+	if (!(t = table_get(table, fam, false)) ||
+	    !(r = table_lookup(t, &prefix, rtm->rtm_dst_len, rtm->rtm_tos, metric)))
+		return;
+	if (!r->want || !r->have || (r->flags & (R_QUEUED | R_INFLIGHT)))
+		return;
+	log_info("nl: table %u: a route of fibd's was %s by someone else; writing it again", table,
+	    nlh->nlmsg_type == RTM_DELROUTE ? "deleted" : "replaced");
+	nl_route_lost(r);
+}
+
 static void
 nl_on_mon(uv_poll_t *h, int status, int events)
 {
-	bool changed = false;
+	uint64_t t0 = health_cb_begin();
+	bool links = false, lost = false;
 	(void)h;
 	(void)events;
 
@@ -955,22 +1060,44 @@ nl_on_mon(uv_poll_t *h, int status, int events)
 		return;
 	for (int i = 0; i < NL_RECV_BUDGET; i++) {
 		ssize_t n = mnl_socket_recvfrom(nl.mon, nl.rx, sizeof(nl.rx));
+		const struct nlmsghdr *nlh;
+		int len;
 		if (n < 0) {
 			if (errno == ENOBUFS) {
-				/* Events were lost: assume that something changed. */
+				/* Events were lost: assume that anything changed. */
 				nl.st.monitor_overruns++;
-				changed = true;
+				lost = true;
 				continue;
 			}
 			break;
 		}
-		nl.st.monitor_events++;
-		changed = true;
+		len = (int)n;
+		for (nlh = (const struct nlmsghdr *)nl.rx; mnl_nlmsg_ok(nlh, len);
+		     nlh = mnl_nlmsg_next(nlh, &len)) {
+			nl.st.monitor_events++;
+			if (nlh->nlmsg_type == RTM_NEWROUTE || nlh->nlmsg_type == RTM_DELROUTE) {
+				mon_route(nlh);
+				continue;
+			}
+			links = true;
+			if ((nlh->nlmsg_type == RTM_NEWLINK || nlh->nlmsg_type == RTM_DELLINK) &&
+			    nlh->nlmsg_len >= mnl_nlmsg_size(sizeof(struct ifinfomsg))) {
+				const struct ifinfomsg *ifi = mnl_nlmsg_get_payload(nlh);
+				if (nlh->nlmsg_type == RTM_DELLINK || !(ifi->ifi_flags & IFF_UP))
+					link_down(ifi->ifi_index);
+			}
+		}
 	}
-	if (changed) {
+	if (links || lost) {
 		nl.link_gen++;
 		unpark(R_WAITING);
+		/*
+		 * A link going down takes IPv4 routes with it without a word on this
+		 * socket: a rescan finds what is gone. So does a lost event.
+		 */
+		sync_rescan_soon();
 	}
+	health_cb_end(t0, "netlink monitor");
 }
 
 /* ---- setup ---- */
@@ -1120,7 +1247,8 @@ nl_init(uv_loop_t *loop, uint8_t protocol, nl_done_cb done)
 	nl.seq = (uint32_t)time(NULL);
 	if ((r = open_socket(&nl.wr, 0)) < 0)
 		return r;
-	if ((r = open_socket(&nl.mon, RTMGRP_LINK | RTMGRP_IPV4_IFADDR | RTMGRP_IPV6_IFADDR)) < 0) {
+	if ((r = open_socket(&nl.mon, RTMGRP_LINK | RTMGRP_IPV4_IFADDR | RTMGRP_IPV6_IFADDR |
+				      RTMGRP_IPV4_ROUTE | RTMGRP_IPV6_ROUTE)) < 0) {
 		mnl_socket_close(nl.wr);
 		return r;
 	}

@@ -42,6 +42,7 @@ struct nl_stats {
 	uint64_t retries;
 	uint64_t monitor_events;
 	uint64_t monitor_overruns;
+	uint64_t routes_lost;     /* found missing or replaced by another, and written again */
 	uint32_t inflight;
 	uint32_t window;
 	uint32_t batch_limit;
@@ -69,6 +70,12 @@ void nl_set_protocol(uint8_t protocol);
 
 /* nl_enqueue - put a route on the write queue (once) and wake the writer. */
 void nl_enqueue(struct route *r);
+
+/*
+ * nl_route_lost - the kernel no longer has a route fibd installed (a rescan did
+ * not see it, or someone deleted or replaced it): forget `have` and write it again.
+ */
+void nl_route_lost(struct route *r);
 
 /* nl_release_held - a table's first scan is done: write what waited for it. */
 void nl_release_held(struct rtable *t);

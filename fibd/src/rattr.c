@@ -172,6 +172,16 @@ rattr_unref(struct rattr *a)
 	return NULL;
 }
 
+void
+rattr_for_each(void (*cb)(struct rattr *a, void *ctx), void *ctx)
+{
+	for (uint32_t i = 0; i < n_buckets; i++)
+		for (struct rattr *a = buckets[i], *next; a; a = next) {
+			next = a->hnext;
+			cb(a, ctx);
+		}
+}
+
 uint64_t
 rattr_count(void)
 {

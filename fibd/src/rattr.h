@@ -64,6 +64,9 @@ struct rattr *rattr_unref(struct rattr *a);
  */
 void rattr_set_free_hook(void (*hook)(struct rattr *a));
 
+/* rattr_for_each - call cb for every attribute set alive (few: a table walk is cheap). */
+void rattr_for_each(void (*cb)(struct rattr *a, void *ctx), void *ctx);
+
 /* Distinct attribute sets alive, and their bytes. */
 uint64_t rattr_count(void);
 uint64_t rattr_bytes(void);

@@ -27,6 +27,7 @@
 
 #include "health.h"
 #include "log.h"
+#include "feed.h"
 #include "nl.h"
 #include "sync.h"
 
@@ -51,6 +52,16 @@ static struct {
 	struct prune *prunes; /* in order of due time */
 	uv_timer_t prune_timer;
 	uv_idle_t pruner;
+	/* after a valid dump: its keys applied to the table a budget at a time */
+	uv_idle_t applier;
+	size_t apply_at;
+	uint64_t apply_adopted;
+	bool apply_rescan;
+	bool busy;          /* a job (dump, apply, repair) is under way */
+	bool dumping;       /* its dump has not ended yet */
+	uv_timer_t soon;    /* debounces rescans asked for by link and address events */
+	uv_timer_t periodic;
+	uint32_t interval_ms;
 	uv_poll_t poll;
 	uv_timer_t retry;
 	bool open;
@@ -248,30 +259,64 @@ sync_on_prune_timer(uv_timer_t *h)
 	uv_idle_start(&sy.pruner, sync_on_prune);
 }
 
-static void
-adopt_all(struct rtable *t)
-{
-	uint64_t n = 0;
+static void job_done(void);
 
-	for (size_t i = 0; i < sy.n_keys; i++) {
-		const struct sync_key *k = &sy.keys[i];
+/*
+ * Apply a valid dump's keys, SYNC_APPLY_BUDGET per callback: adopt the routes
+ * fibd does not know (have = the adopted marker), and mark every route the dump
+ * showed with the table's new epoch. Then a first scan releases the writes that
+ * waited for it; a rescan has feed look for the routes it lost.
+ */
+static void
+sync_on_apply(uv_idle_t *h)
+{
+	uint64_t t0 = health_cb_begin();
+	struct rtable *t = sy.cur;
+	unsigned budget = SYNC_APPLY_BUDGET;
+	(void)h;
+
+	for (; sy.apply_at < sy.n_keys && budget; sy.apply_at++, budget--) {
+		const struct sync_key *k = &sy.keys[sy.apply_at];
 		struct route *r = table_insert(t, &k->prefix, k->plen, k->tos, k->metric);
 		if (!r) {
 			log_warn("sync: table %u: out of memory adopting routes", t->id);
+			sy.apply_at = sy.n_keys;
 			break;
 		}
+		r->seen = t->epoch;
 		if (r->have)
 			continue;
 		r->have = rattr_ref(&adopted);
 		r->flags &= (uint8_t)~R_EXCL;
 		t->n_installed++;
-		n++;
+		sy.apply_adopted++;
 	}
-	sy.st.routes_adopted += n;
-	log_info("sync: table %u %s: first scan done, %llu routes of fibd's adopted", t->id,
-	    t->family == PS_FAM_V4 ? "inet" : "inet6", (unsigned long long)n);
-	if (n)
-		prune_schedule(t);
+	if (sy.apply_at == sy.n_keys) {
+		uv_idle_stop(&sy.applier);
+		sy.st.routes_adopted += sy.apply_adopted;
+		log_info("sync: table %u %s: %s done, %llu routes of fibd's adopted", t->id,
+		    t->family == PS_FAM_V4 ? "inet" : "inet6", sy.apply_rescan ? "rescan" : "first scan",
+		    (unsigned long long)sy.apply_adopted);
+		if (sy.apply_adopted)
+			prune_schedule(t);
+		sy.n_keys = 0;
+		if (!sy.apply_rescan) {
+			t->scan = SCAN_DONE;
+			nl_release_held(t);
+			job_done();
+		} else {
+			feed_repair(t, job_done);
+		}
+	}
+	health_cb_end(t0, "sync apply");
+}
+
+static void
+job_done(void)
+{
+	sy.cur = NULL;
+	sy.busy = false;
+	start_next();
 }
 
 static void
@@ -279,28 +324,32 @@ job_end(bool ok, const char *why)
 {
 	struct rtable *t = sy.cur;
 
-	sy.cur = NULL;
+	sy.dumping = false;
 	if (ok) {
 		sy.st.dumps_completed++;
 		sy.retry_ms = SYNC_RETRY_MIN_MS;
-		adopt_all(t);
-		t->scan = SCAN_DONE;
-		nl_release_held(t);
-	} else {
-		log_warn("sync: table %u: dump discarded (%s); retrying in %u ms", t->id, why,
-		    sy.retry_ms);
-		/* Back at the head of the queue, after a pause. */
-		sy.q_head = (sy.q_head + TABLE_MAX - 1) % TABLE_MAX;
-		sy.queue[sy.q_head] = t->idx;
-		sy.q_n++;
-		t->scan = SCAN_QUEUED;
-		uv_timer_start(&sy.retry, sync_on_retry, sy.retry_ms, 0);
-		sy.retry_ms = sy.retry_ms * 2 > SYNC_RETRY_MAX_MS ? SYNC_RETRY_MAX_MS : sy.retry_ms * 2;
+		sy.apply_rescan = t->scan == SCAN_DONE;
+		sy.apply_at = 0;
+		sy.apply_adopted = 0;
+		sy.keys_failed = false;
+		uv_idle_start(&sy.applier, sync_on_apply);
+		return;
 	}
+	log_warn("sync: table %u: dump discarded (%s); retrying in %u ms", t->id, why, sy.retry_ms);
+	/* Back at the head of the queue, after a pause. */
+	sy.q_head = (sy.q_head + TABLE_MAX - 1) % TABLE_MAX;
+	sy.queue[sy.q_head] = t->idx;
+	sy.q_n++;
+	if (t->scan != SCAN_DONE)
+		t->scan = SCAN_QUEUED;
+	else
+		t->rescan_queued = true;
+	uv_timer_start(&sy.retry, sync_on_retry, sy.retry_ms, 0);
+	sy.retry_ms = sy.retry_ms * 2 > SYNC_RETRY_MAX_MS ? SYNC_RETRY_MAX_MS : sy.retry_ms * 2;
 	sy.n_keys = 0;
 	sy.keys_failed = false;
-	if (ok)
-		start_next();
+	sy.cur = NULL;
+	sy.busy = false;
 }
 
 static void
@@ -311,13 +360,25 @@ start_next(void)
 	struct rtmsg *rtm;
 	struct rtable *t;
 
-	if (!sy.open || sy.cur || !sy.q_n || uv_is_active((uv_handle_t *)&sy.retry))
+	if (!sy.open || sy.busy || !sy.q_n || uv_is_active((uv_handle_t *)&sy.retry))
 		return;
 	t = table_at(sy.queue[sy.q_head]);
 	sy.q_head = (sy.q_head + 1) % TABLE_MAX;
 	sy.q_n--;
 	sy.cur = t;
-	t->scan = SCAN_RUNNING;
+	sy.busy = true;
+	sy.dumping = true;
+	if (t->scan == SCAN_DONE) {
+		t->rescan_queued = false;
+		/*
+		 * A new epoch from the moment the dump is asked for: routes the kernel
+		 * acknowledges from now on carry it too (nl.c), so the repair walk does
+		 * not take a route installed after the dump's snapshot for a lost one.
+		 */
+		t->epoch++;
+	} else {
+		t->scan = SCAN_RUNNING;
+	}
 	sy.bytes = 0;
 	nlh = mnl_nlmsg_put_header(buf);
 	nlh->nlmsg_type = RTM_GETROUTE;
@@ -344,7 +405,7 @@ sync_on_readable(uv_poll_t *h, int status, int events)
 
 	if (status < 0)
 		return;
-	for (int i = 0; i < SYNC_DUMP_DATAGRAMS && sy.cur; i++) {
+	for (int i = 0; i < SYNC_DUMP_DATAGRAMS && sy.dumping; i++) {
 		ssize_t n = mnl_socket_recvfrom(sy.sock, sy.rx, sizeof(sy.rx));
 		int r;
 		if (n < 0) {
@@ -395,14 +456,59 @@ sync_table_ready(struct rtable *t)
 	return false;
 }
 
+void
+sync_rescan_all(void)
+{
+	for (unsigned i = 0; i < table_count(); i++) {
+		struct rtable *t = table_at((uint16_t)i);
+		if (t->scan != SCAN_DONE || t->rescan_queued)
+			continue;
+		t->rescan_queued = true;
+		sy.queue[(sy.q_head + sy.q_n) % TABLE_MAX] = t->idx;
+		sy.q_n++;
+	}
+	start_next();
+}
+
+/*
+ * Rescan once the writer is quiet: during a bulk load the monitor overruns on
+ * fibd's own notifications, and dumping a table that is still being written
+ * proves little.
+ */
+static void
+sync_on_soon(uv_timer_t *h)
+{
+	if (nl_pending()) {
+		uv_timer_start(h, sync_on_soon, SYNC_RESCAN_DELAY_MS, 0);
+		return;
+	}
+	sy.st.rescans_triggered++;
+	sync_rescan_all();
+}
+
+void
+sync_rescan_soon(void)
+{
+	if (sy.open)
+		uv_timer_start(&sy.soon, sync_on_soon, SYNC_RESCAN_DELAY_MS, 0);
+}
+
+static void
+sync_on_periodic(uv_timer_t *h)
+{
+	(void)h;
+	sync_rescan_all();
+}
+
 int
-sync_init(uv_loop_t *loop, uint8_t protocol, uint32_t grace_s)
+sync_init(uv_loop_t *loop, uint8_t protocol, uint32_t grace_s, uint32_t interval_s)
 {
 	int one = 1, size = 32 << 20;
 
 	sy.loop = loop;
 	sy.protocol = protocol;
 	sy.grace_ms = grace_s * 1000;
+	sy.interval_ms = interval_s * 1000;
 	sy.retry_ms = SYNC_RETRY_MIN_MS;
 	sy.sock = mnl_socket_open2(NETLINK_ROUTE, SOCK_NONBLOCK | SOCK_CLOEXEC);
 	if (!sy.sock)
@@ -420,6 +526,11 @@ sync_init(uv_loop_t *loop, uint8_t protocol, uint32_t grace_s)
 	uv_timer_init(loop, &sy.retry);
 	uv_timer_init(loop, &sy.prune_timer);
 	uv_idle_init(loop, &sy.pruner);
+	uv_idle_init(loop, &sy.applier);
+	uv_timer_init(loop, &sy.soon);
+	uv_timer_init(loop, &sy.periodic);
+	if (sy.interval_ms)
+		uv_timer_start(&sy.periodic, sync_on_periodic, sy.interval_ms, sy.interval_ms);
 	sy.open = true;
 	return 0;
 }
@@ -434,6 +545,9 @@ sync_close(void)
 	uv_close((uv_handle_t *)&sy.retry, NULL);
 	uv_close((uv_handle_t *)&sy.prune_timer, NULL);
 	uv_close((uv_handle_t *)&sy.pruner, NULL);
+	uv_close((uv_handle_t *)&sy.applier, NULL);
+	uv_close((uv_handle_t *)&sy.soon, NULL);
+	uv_close((uv_handle_t *)&sy.periodic, NULL);
 	mnl_socket_close(sy.sock);
 	while (sy.prunes) {
 		struct prune *p = sy.prunes;

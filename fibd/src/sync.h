@@ -23,6 +23,8 @@
 #define SYNC_RETRY_MIN_MS 100
 #define SYNC_RETRY_MAX_MS 10000
 #define SYNC_PRUNE_BUDGET 4096          /* adopted keys checked per callback */
+#define SYNC_APPLY_BUDGET 4096          /* keys of a valid dump applied per callback */
+#define SYNC_RESCAN_DELAY_MS 500        /* link or address changes settle for this long */
 #define SYNC_GRACE_DEFAULT 120          /* seconds */
 
 struct sync_stats {
@@ -32,11 +34,24 @@ struct sync_stats {
 	uint64_t dumps_failed;      /* error, ENOBUFS, over the cap */
 	uint64_t routes_adopted;
 	uint64_t routes_pruned; /* adopted, claimed by no client within the grace time */
+	uint64_t rescans_triggered; /* by link and address changes or monitor overruns */
 	uint64_t foreign_seen;
 };
 
-/* sync_init - the dump socket; adopted routes nobody claims go after grace_s seconds. */
-int sync_init(uv_loop_t *loop, uint8_t protocol, uint32_t grace_s);
+/*
+ * sync_init - the dump socket; adopted routes nobody claims go after grace_s
+ * seconds; every table is rescanned every interval_s seconds (0: only when asked).
+ */
+int sync_init(uv_loop_t *loop, uint8_t protocol, uint32_t grace_s, uint32_t interval_s);
+
+/*
+ * sync_rescan_all - dump every scanned table again: routes fibd installed that
+ * the kernel no longer has are written again (feed_repair), routes of fibd's
+ * that it does not know are adopted. sync_rescan_soon does it after a short
+ * delay, so that a burst of link and address events costs one rescan.
+ */
+void sync_rescan_all(void);
+void sync_rescan_soon(void);
 void sync_close(void);
 
 /*

@@ -46,7 +46,8 @@ struct route {
 	uint16_t rt;      /* index of its table */
 	uint16_t owner;   /* client slot, OWNER_NONE */
 	uint16_t err;     /* errno of the last failure */
-	uint16_t errtext; /* nl_text() index of the kernel's text for it, 0 if none */
+	uint8_t errtext;  /* nl_text() index of the kernel's text for it, 0 if none */
+	uint8_t seen;     /* its table's scan epoch when a dump last showed it */
 	uint8_t tos;
 	uint8_t flags;
 };
@@ -56,6 +57,8 @@ struct rtable {
 	uint8_t family; /* PS_FAM_V4 or PS_FAM_V6 */
 	uint16_t idx;
 	uint8_t scan;          /* its first scan (sync.c) */
+	uint8_t epoch;         /* counts its scans; routes a scan saw carry it in `seen` */
+	bool rescan_queued;
 	struct tnode *root;    /* IPv6: every prefix; IPv4: prefixes shorter than /16 */
 	struct tnode **stride; /* IPv4: one subtrie per /16, for prefixes of /16 and longer */
 	uint64_t n_routes;    /* route entries */

@@ -105,3 +105,11 @@ nl_release_held(struct rtable *t)
 {
 	(void)t;
 }
+
+void
+nl_route_lost(struct route *r)
+{
+	rattr_unref(r->have);
+	r->have = NULL;
+	nl_enqueue(r);
+}
