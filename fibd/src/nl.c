@@ -1167,20 +1167,83 @@ out:
 	return ok;
 }
 
+/* Objects of fibd's found at start, sorted by id: adopted routes refer to them. */
+static struct nl_nhobj *old_objs;
+static size_t n_old_objs, cap_old_objs;
+
 static int
 nh_dump_cb(const struct nlmsghdr *nlh, void *data)
 {
 	const struct nhmsg *nhm = mnl_nlmsg_get_payload(nlh);
 	const struct nlattr *attr;
 	uint32_t *max_id = data;
+	struct nl_nhobj o;
 
 	if (nhm->nh_protocol != nl.protocol)
 		return MNL_CB_OK;
-	mnl_attr_for_each(attr, nlh, sizeof(*nhm))
-		if (mnl_attr_get_type(attr) == NHA_ID && mnl_attr_get_payload_len(attr) == 4 &&
-		    mnl_attr_get_u32(attr) > *max_id)
-			*max_id = mnl_attr_get_u32(attr);
+	memset(&o, 0, sizeof(o));
+	o.family = nhm->nh_family == AF_INET ? PS_FAM_V4 : nhm->nh_family == AF_INET6 ? PS_FAM_V6 : 0;
+	o.flags = nhm->nh_flags & RTNH_F_ONLINK ? PS_NH_ONLINK : 0;
+	mnl_attr_for_each(attr, nlh, sizeof(*nhm)) {
+		uint16_t len = mnl_attr_get_payload_len(attr);
+		switch (mnl_attr_get_type(attr)) {
+		case NHA_ID:
+			if (len == 4)
+				o.id = mnl_attr_get_u32(attr);
+			break;
+		case NHA_OIF:
+			if (len == 4)
+				o.ifindex = (int)mnl_attr_get_u32(attr);
+			break;
+		case NHA_GATEWAY:
+			if (len == 4 || len == 16) {
+				memcpy(o.gw.b, mnl_attr_get_payload(attr), len);
+				o.gw_family = len == 4 ? PS_FAM_V4 : PS_FAM_V6;
+			}
+			break;
+		case NHA_GROUP: {
+			const struct nexthop_grp *g = mnl_attr_get_payload(attr);
+			o.n_members = (uint16_t)(len / sizeof(*g) < PS_NEXTHOPS_MAX ? len / sizeof(*g)
+										: PS_NEXTHOPS_MAX);
+			for (unsigned i = 0; i < o.n_members; i++) {
+				o.members[i] = g[i].id;
+				o.weights[i] = (uint16_t)(g[i].weight + 1);
+			}
+			break;
+		}
+		}
+	}
+	if (o.id > *max_id)
+		*max_id = o.id;
+	if (!o.id)
+		return MNL_CB_OK;
+	if (n_old_objs == cap_old_objs) {
+		size_t cap = cap_old_objs ? cap_old_objs * 2 : 64;
+		struct nl_nhobj *p = realloc(old_objs, cap * sizeof(*p));
+		if (!p)
+			return MNL_CB_OK; /* adopted routes then fall back to a replace */
+		old_objs = p;
+		cap_old_objs = cap;
+	}
+	old_objs[n_old_objs++] = o;
 	return MNL_CB_OK;
+}
+
+static int
+cmp_nhobj(const void *a, const void *b)
+{
+	uint32_t x = ((const struct nl_nhobj *)a)->id, y = ((const struct nl_nhobj *)b)->id;
+	return (x > y) - (x < y);
+}
+
+const struct nl_nhobj *
+nl_old_nh_object(uint32_t id)
+{
+	struct nl_nhobj key = { .id = id };
+
+	if (!n_old_objs)
+		return NULL;
+	return bsearch(&key, old_objs, n_old_objs, sizeof(*old_objs), cmp_nhobj);
 }
 
 /*
@@ -1211,6 +1274,8 @@ skip_used_nh_ids(void)
 		goto out;
 	while (r > MNL_CB_STOP && (n = mnl_socket_recvfrom(s, buf, sizeof(buf))) > 0)
 		r = mnl_cb_run(buf, (size_t)n, 1, mnl_socket_get_portid(s), nh_dump_cb, &max_id);
+	if (n_old_objs)
+		qsort(old_objs, n_old_objs, sizeof(*old_objs), cmp_nhobj);
 	if (max_id >= NL_NH_ID_BASE && max_id < UINT32_MAX) {
 		nl.next_nh_id = max_id + 1;
 		log_info("nl: nexthop objects of an earlier fibd found; new ids start at %u",

@@ -71,6 +71,22 @@ void nl_set_protocol(uint8_t protocol);
 /* nl_enqueue - put a route on the write queue (once) and wake the writer. */
 void nl_enqueue(struct route *r);
 
+/* A nexthop object of fibd's that an earlier fibd left (found at start). */
+struct nl_nhobj {
+	uint32_t id;
+	uint8_t family;    /* of the nexthop, 0 for a group */
+	uint8_t gw_family; /* 0: no gateway */
+	uint8_t flags;     /* PS_NH_ONLINK */
+	int ifindex;
+	union ps_addr gw;
+	uint16_t n_members; /* a group: member ids and weights */
+	uint32_t members[PS_NEXTHOPS_MAX];
+	uint16_t weights[PS_NEXTHOPS_MAX];
+};
+
+/* nl_old_nh_object - the object with this id found at start, or NULL. */
+const struct nl_nhobj *nl_old_nh_object(uint32_t id);
+
 /*
  * nl_route_lost - the kernel no longer has a route fibd installed (a rescan did
  * not see it, or someone deleted or replaced it): forget `have` and write it again.

@@ -19,6 +19,8 @@
  * to a table until it is DONE (DESIGN.md invariant 7).
  */
 #include <errno.h>
+#include <net/if.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -62,6 +64,11 @@ static struct {
 	uv_timer_t soon;    /* debounces rescans asked for by link and address events */
 	uv_timer_t periodic;
 	uint32_t interval_ms;
+	bool read_attrs; /* turn the routes of a dump into attributes (the daemon does) */
+	struct {
+		int ifindex;
+		char name[PS_IFNAMSIZ];
+	} ifnames[64];
 	uv_poll_t poll;
 	uv_timer_t retry;
 	bool open;
@@ -104,6 +111,165 @@ attr_cb(const struct nlattr *attr, void *data)
 	if (type <= RTA_MAX)
 		ra->tb[type] = attr;
 	return MNL_CB_OK;
+}
+
+static bool
+ifname_of(int ifindex, char *name)
+{
+	unsigned slot = (unsigned)ifindex % 64;
+	char tmp[IF_NAMESIZE];
+
+	if (ifindex <= 0)
+		return false;
+	if (sy.ifnames[slot].ifindex != ifindex) {
+		if (!if_indextoname((unsigned)ifindex, tmp) || strlen(tmp) >= PS_IFNAMSIZ)
+			return false;
+		sy.ifnames[slot].ifindex = ifindex;
+		memcpy(sy.ifnames[slot].name, tmp, strlen(tmp) + 1);
+	}
+	memcpy(name, sy.ifnames[slot].name, PS_IFNAMSIZ);
+	return true;
+}
+
+static bool
+nh_from_object(const struct nl_nhobj *o, uint16_t weight, struct ps_nexthop *nh)
+{
+	memset(nh, 0, sizeof(*nh));
+	if (!o || o->n_members || !ifname_of(o->ifindex, nh->ifname))
+		return false;
+	nh->gw = o->gw;
+	nh->gw_family = o->gw_family;
+	nh->flags = o->flags;
+	nh->weight = weight;
+	return true;
+}
+
+static bool
+nh_from_attrs(const struct nlattr *gw, const struct nlattr *via, int ifindex, uint8_t flags,
+    uint16_t weight, struct ps_nexthop *nh)
+{
+	memset(nh, 0, sizeof(*nh));
+	if (gw) {
+		uint16_t len = mnl_attr_get_payload_len(gw);
+		if (len != 4 && len != 16)
+			return false;
+		memcpy(nh->gw.b, mnl_attr_get_payload(gw), len);
+		nh->gw_family = len == 4 ? PS_FAM_V4 : PS_FAM_V6;
+	} else if (via) {
+		const struct rtvia *v = mnl_attr_get_payload(via);
+		if (mnl_attr_get_payload_len(via) != sizeof(*v) + 16 || v->rtvia_family != AF_INET6)
+			return false;
+		memcpy(nh->gw.b, v->rtvia_addr, 16);
+		nh->gw_family = PS_FAM_V6;
+	}
+	if (ifindex && !ifname_of(ifindex, nh->ifname))
+		return false;
+	nh->flags = flags & RTNH_F_ONLINK ? PS_NH_ONLINK : 0;
+	nh->weight = weight;
+	return nh->gw_family || nh->ifname[0];
+}
+
+/*
+ * The attributes of a dumped route, in the form fibd interns: equal to what a
+ * client feeds for the same route, so that feeding it again costs no write.
+ * NULL when fibd cannot say (another route type, an unknown nexthop object).
+ */
+static struct rattr *
+read_attrs(const struct rtmsg *rtm, const struct nlattr *const *tb, uint8_t fam)
+{
+	static struct ps_route rt;
+	struct rattr *a;
+	uint32_t nh_id = 0;
+	bool any_gw = false;
+
+	memset(&rt, 0, offsetof(struct ps_route, nh));
+	rt.key.family = fam;
+	if (rtm->rtm_type != RTN_UNICAST && rtm->rtm_type != RTN_BLACKHOLE &&
+	    rtm->rtm_type != RTN_UNREACHABLE && rtm->rtm_type != RTN_PROHIBIT)
+		return NULL;
+	rt.type = rtm->rtm_type;
+	if (rt.type == PS_RT_UNICAST) {
+		if (tb[RTA_NH_ID]) {
+			const struct nl_nhobj *o = nl_old_nh_object(mnl_attr_get_u32(tb[RTA_NH_ID]));
+			if (!o)
+				return NULL;
+			nh_id = o->id;
+			if (o->n_members) {
+				for (unsigned i = 0; i < o->n_members; i++)
+					if (o->members[i] != o->id - o->n_members + i ||
+					    !nh_from_object(nl_old_nh_object(o->members[i]), o->weights[i],
+						&rt.nh[i]))
+						return NULL;
+				rt.n_nexthops = o->n_members;
+			} else {
+				if (!nh_from_object(o, 1, &rt.nh[0]))
+					return NULL;
+				rt.n_nexthops = 1;
+			}
+		} else if (tb[RTA_MULTIPATH]) {
+			const struct rtnexthop *nh = mnl_attr_get_payload(tb[RTA_MULTIPATH]);
+			int left = mnl_attr_get_payload_len(tb[RTA_MULTIPATH]);
+			while (left >= (int)sizeof(*nh) && nh->rtnh_len >= sizeof(*nh) &&
+			    nh->rtnh_len <= left && rt.n_nexthops < PS_NEXTHOPS_MAX) {
+				const struct nlattr *sub[RTA_MAX + 1] = { 0 };
+				const struct nlattr *at = (const struct nlattr *)RTNH_DATA(nh);
+				int sl = nh->rtnh_len - (int)RTNH_LENGTH(0);
+				while (mnl_attr_ok(at, sl)) {
+					if (mnl_attr_get_type(at) <= RTA_MAX)
+						sub[mnl_attr_get_type(at)] = at;
+					sl -= (int)MNL_ALIGN(at->nla_len);
+					at = mnl_attr_next(at);
+				}
+				if (!nh_from_attrs(sub[RTA_GATEWAY], sub[RTA_VIA], nh->rtnh_ifindex,
+					nh->rtnh_flags, (uint16_t)(nh->rtnh_hops + 1),
+					&rt.nh[rt.n_nexthops]))
+					return NULL;
+				rt.n_nexthops++;
+				left -= RTNH_ALIGN(nh->rtnh_len);
+				nh = RTNH_NEXT(nh);
+			}
+		} else {
+			if (!nh_from_attrs(tb[RTA_GATEWAY], tb[RTA_VIA],
+				tb[RTA_OIF] ? (int)mnl_attr_get_u32(tb[RTA_OIF]) : 0, (uint8_t)rtm->rtm_flags,
+				1, &rt.nh[0]))
+				return NULL;
+			rt.n_nexthops = 1;
+		}
+		if (!rt.n_nexthops)
+			return NULL;
+	}
+	for (unsigned i = 0; i < rt.n_nexthops; i++)
+		any_gw |= rt.nh[i].gw_family != 0;
+	/* Scope as fibd writes it by default is no attribute; IPv6 has no scopes. */
+	if (fam == PS_FAM_V4 &&
+	    rtm->rtm_scope != (rt.type == PS_RT_UNICAST && !any_gw ? RT_SCOPE_LINK : RT_SCOPE_UNIVERSE)) {
+		rt.has |= PS_RA_SCOPE;
+		rt.scope = rtm->rtm_scope;
+	}
+	if (tb[RTA_PREFSRC] && mnl_attr_get_payload_len(tb[RTA_PREFSRC]) == (fam == PS_FAM_V4 ? 4 : 16)) {
+		memcpy(rt.prefsrc.b, mnl_attr_get_payload(tb[RTA_PREFSRC]), fam == PS_FAM_V4 ? 4 : 16);
+		rt.has |= PS_RA_PREFSRC;
+	}
+	if (tb[RTA_FLOW]) {
+		rt.realm = mnl_attr_get_u32(tb[RTA_FLOW]);
+		rt.has |= PS_RA_REALM;
+	}
+	if (tb[RTA_METRICS]) {
+		const struct nlattr *m;
+		mnl_attr_for_each_nested(m, tb[RTA_METRICS])
+			if (mnl_attr_get_type(m) == RTAX_MTU && mnl_attr_get_payload_len(m) == 4 &&
+			    mnl_attr_get_u32(m)) {
+				rt.mtu = mnl_attr_get_u32(m);
+				rt.has |= PS_RA_MTU;
+			}
+	}
+	a = rattr_intern(&rt);
+	if (a && nh_id && a->nh_state == RATTR_NH_NONE) {
+		/* The object an earlier fibd made stands for these nexthops. */
+		a->nh_id = nh_id;
+		a->nh_state = RATTR_NH_CREATED;
+	}
+	return a;
 }
 
 int
@@ -156,6 +322,7 @@ sync_parse(const void *buf, size_t len, uint32_t table, uint8_t family, uint8_t 
 		k.plen = rtm->rtm_dst_len;
 		k.tos = rtm->rtm_tos;
 		k.metric = ra.tb[RTA_PRIORITY] ? mnl_attr_get_u32(ra.tb[RTA_PRIORITY]) : 0;
+		k.attrs = sy.read_attrs ? read_attrs(rtm, ra.tb, family) : NULL;
 		on_route(&k, ctx);
 	}
 	return left == 0 ? 0 : -EIO;
@@ -167,12 +334,15 @@ static void
 collect(const struct sync_key *k, void *ctx)
 {
 	(void)ctx;
-	if (sy.keys_failed)
+	if (sy.keys_failed) {
+		rattr_unref(k->attrs);
 		return;
+	}
 	if (sy.n_keys == sy.cap_keys) {
 		size_t cap = sy.cap_keys ? sy.cap_keys * 2 : 1024;
 		struct sync_key *nk = realloc(sy.keys, cap * sizeof(*nk));
 		if (!nk) {
+			rattr_unref(k->attrs);
 			sy.keys_failed = true;
 			return;
 		}
@@ -235,7 +405,8 @@ sync_on_prune(uv_idle_t *h)
 	for (; p->at < p->n && budget; p->at++, budget--) {
 		const struct sync_key *k = &p->keys[p->at];
 		struct route *r = table_lookup(t, &k->prefix, k->plen, k->tos, k->metric);
-		if (!r || r->owner != OWNER_NONE || r->want || r->have != &adopted)
+		/* Unclaimed: no owner wants it, yet the kernel has it (fibd adopted it). */
+		if (!r || r->owner != OWNER_NONE || r->want || !r->have)
 			continue;
 		sy.st.routes_pruned++;
 		nl_enqueue(r);
@@ -261,6 +432,14 @@ sync_on_prune_timer(uv_timer_t *h)
 
 static void job_done(void);
 
+/* Release the attributes of collected keys from i on (a discarded dump, a failure). */
+static void
+drop_attrs(size_t i)
+{
+	for (; i < sy.n_keys; i++)
+		sy.keys[i].attrs = rattr_unref(sy.keys[i].attrs);
+}
+
 /*
  * Apply a valid dump's keys, SYNC_APPLY_BUDGET per callback: adopt the routes
  * fibd does not know (have = the adopted marker), and mark every route the dump
@@ -276,17 +455,22 @@ sync_on_apply(uv_idle_t *h)
 	(void)h;
 
 	for (; sy.apply_at < sy.n_keys && budget; sy.apply_at++, budget--) {
-		const struct sync_key *k = &sy.keys[sy.apply_at];
+		struct sync_key *k = &sy.keys[sy.apply_at];
 		struct route *r = table_insert(t, &k->prefix, k->plen, k->tos, k->metric);
 		if (!r) {
 			log_warn("sync: table %u: out of memory adopting routes", t->id);
+			drop_attrs(sy.apply_at);
 			sy.apply_at = sy.n_keys;
 			break;
 		}
 		r->seen = t->epoch;
-		if (r->have)
+		if (r->have) {
+			k->attrs = rattr_unref(k->attrs);
 			continue;
-		r->have = rattr_ref(&adopted);
+		}
+		/* What the dump said the route is, or "something fibd did not read". */
+		r->have = k->attrs ? k->attrs : rattr_ref(&adopted);
+		k->attrs = NULL;
 		r->flags &= (uint8_t)~R_EXCL;
 		t->n_installed++;
 		sy.apply_adopted++;
@@ -346,6 +530,7 @@ job_end(bool ok, const char *why)
 		t->rescan_queued = true;
 	uv_timer_start(&sy.retry, sync_on_retry, sy.retry_ms, 0);
 	sy.retry_ms = sy.retry_ms * 2 > SYNC_RETRY_MAX_MS ? SYNC_RETRY_MAX_MS : sy.retry_ms * 2;
+	drop_attrs(0);
 	sy.n_keys = 0;
 	sy.keys_failed = false;
 	sy.cur = NULL;
@@ -509,6 +694,7 @@ sync_init(uv_loop_t *loop, uint8_t protocol, uint32_t grace_s, uint32_t interval
 	sy.protocol = protocol;
 	sy.grace_ms = grace_s * 1000;
 	sy.interval_ms = interval_s * 1000;
+	sy.read_attrs = true;
 	sy.retry_ms = SYNC_RETRY_MIN_MS;
 	sy.sock = mnl_socket_open2(NETLINK_ROUTE, SOCK_NONBLOCK | SOCK_CLOEXEC);
 	if (!sy.sock)
@@ -555,6 +741,7 @@ sync_close(void)
 		free(p->keys);
 		free(p);
 	}
+	drop_attrs(0);
 	free(sy.keys);
 	sy.keys = NULL;
 	sy.n_keys = sy.cap_keys = 0;

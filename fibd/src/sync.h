@@ -75,6 +75,7 @@ struct sync_key {
 	uint8_t plen;
 	uint8_t tos;
 	uint32_t metric;
+	struct rattr *attrs; /* the route's attributes (a reference), or NULL if not read */
 };
 typedef void (*sync_route_cb)(const struct sync_key *k, void *ctx);
 
