@@ -193,6 +193,18 @@ kick(void)
 	}
 }
 
+/* Append r to a FIFO linked through qnext (the write queue, or the held routes). */
+static void
+fifo_append(struct route **head, struct route **tail, struct route *r)
+{
+	r->qnext = NULL;
+	if (*tail)
+		(*tail)->qnext = r;
+	else
+		*head = r;
+	*tail = r;
+}
+
 void
 nl_enqueue(struct route *r)
 {
@@ -203,12 +215,7 @@ nl_enqueue(struct route *r)
 		return; /* in flight: re-queued when its ACK shows want moved on */
 	r->flags |= R_QUEUED;
 	pending_update(r, (uint8_t)(r->flags & ~R_QUEUED));
-	r->qnext = NULL;
-	if (nl.qtail)
-		nl.qtail->qnext = r;
-	else
-		nl.qhead = r;
-	nl.qtail = r;
+	fifo_append(&nl.qhead, &nl.qtail, r);
 	nl.queued++;
 	kick();
 }
@@ -246,12 +253,7 @@ hold(struct route *r)
 	r->flags |= R_QUEUED;
 	pending_update(r, (uint8_t)(r->flags & ~R_QUEUED));
 	nl.queued++;
-	r->qnext = NULL;
-	if (nl.htail)
-		nl.htail->qnext = r;
-	else
-		nl.hhead = r;
-	nl.htail = r;
+	fifo_append(&nl.hhead, &nl.htail, r);
 }
 
 void
@@ -269,12 +271,7 @@ nl_release_held(struct rtable *t)
 		*link = r->qnext;
 		if (nl.htail == r)
 			nl.htail = prev;
-		r->qnext = NULL;
-		if (nl.qtail)
-			nl.qtail->qnext = r;
-		else
-			nl.qhead = r;
-		nl.qtail = r;
+		fifo_append(&nl.qhead, &nl.qtail, r);
 	}
 	kick();
 }

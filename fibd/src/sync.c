@@ -8,9 +8,11 @@
  * NLMSG_DONE and no message carried NLM_F_DUMP_INTR (DESIGN.md invariant 5);
  * an interrupted or failed dump is discarded and retried with backoff.
  *
- * Adopting a route: its entry gets `have` = the adopted marker (a route is in
- * the kernel with attributes fibd does not know), so the next write replaces it
- * and a withdraw deletes it, instead of an EXCL add refused with EEXIST. The
+ * Adopting a route: its entry gets `have` = its attributes as the dump gave
+ * them (interned like a client's, with the nexthop object an earlier fibd made),
+ * or the adopted marker when fibd cannot read them. A client feeding the same
+ * route then costs no write; a changed one is replaced, not added with EXCL and
+ * refused with EEXIST; a withdraw deletes it. The
  * adopted keys are kept: `grace` seconds after the scan, those still claimed by
  * no client are withdrawn (at most SYNC_PRUNE_BUDGET per callback). A client
  * that comes back in time claims its routes by feeding them again.
@@ -442,8 +444,9 @@ drop_attrs(size_t i)
 
 /*
  * Apply a valid dump's keys, SYNC_APPLY_BUDGET per callback: adopt the routes
- * fibd does not know (have = the adopted marker), and mark every route the dump
- * showed with the table's new epoch. Then a first scan releases the writes that
+ * fibd does not know (have = the attributes the dump gave, or the adopted marker
+ * when fibd could not read them), and mark every route the dump showed with the
+ * table's epoch. Then a first scan releases the writes that
  * waited for it; a rescan has feed look for the routes it lost.
  */
 static void
