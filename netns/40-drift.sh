@@ -10,7 +10,7 @@ set -u
 
 require_root
 require_fibd
-tap_plan 8
+tap_plan 10
 
 ns_with_link NS d
 ip -n "$NS" link add wa type veth peer name wb
@@ -61,6 +61,13 @@ check "the route replaced by another protocol is left to it" bash -c \
 	"ip -n $NS route show table 100 | grep -q '^192.0.2.128/25 via 198.51.100.1 dev va proto static'"
 check "the stranger with fibd's protocol is pruned after the grace time" wait_until 15 bash -c \
 	"! ip -n $NS route show table 100 | grep -q '^10.99.0.0/16'"
+# Changed behind fibd's back but keeping fibd's protocol: no notification says
+# so; a rescan (fibctl resync) finds it and puts fibd's route back.
+ip -n "$NS" route replace 192.0.2.0/24 via 198.51.100.3 dev va table 100 proto 12
+check "fibctl resync asks for a rescan" bash -c \
+	"ip netns exec $NS $FIBCTL -s $SOCK resync | grep -q 'rescan of every table'"
+check "the rescan finds the changed route and writes fibd's back" wait_until 10 bash -c \
+	"ip -n $NS route show table 100 proto 12 | grep -q '^192.0.2.0/24 .*via 198.51.100.1 dev va'"
 status=$(fibctl_in "$NS" "$SOCK" -j status)
 diag "$(python3 -c 'import json,sys; s=json.loads(sys.argv[1]); print(s["sync"], "lost:", s["netlink"]["routes_lost"])' "$status")"
 check "counters: routes lost and written again, rescans, one pruned" python3 -c '
@@ -68,6 +75,7 @@ import json, sys
 s = json.loads(sys.argv[1])
 assert s["netlink"]["routes_lost"] >= 3, s["netlink"]
 assert s["sync"]["rescans_triggered"] >= 1 and s["sync"]["routes_pruned"] == 1, s["sync"]
+assert s["sync"]["routes_changed"] == 1, s["sync"]
 ' "$status"
 # Everything fibd wants is there, except the key the foreign route holds.
 have=$(kernel_routes "$NS" 100)

@@ -2,6 +2,7 @@
  * fibctl: the operator's CLI for fibd.
  *
  *   fibctl [-s SOCKET] [-j] status
+ *   fibctl [-s SOCKET] resync
  *   fibctl [-s SOCKET] feed [--name NAME] [--table N] [--metric N] [--wait] FILE|-
  *   fibctl help
  *
@@ -44,6 +45,7 @@ usage(FILE *f)
 	    "usage: fibctl [-s SOCKET] [-j] COMMAND\n"
 	    "commands:\n"
 	    "  status                  what fibd holds: clients, tables, netlink, loop health\n"
+	    "  resync                  rescan every table now and repair what differs\n"
 	    "  feed [--name NAME] [--table N] [--metric N] [--wait] FILE|-\n"
 	    "                          make the routes in FILE (ip route syntax, one per line)\n"
 	    "                          the desired state of client NAME (default \"fibctl\");\n"
@@ -218,10 +220,11 @@ hello_init(struct ps_hello *h, int role, const char *name)
 	snprintf(h->name, sizeof(h->name), "%s", name);
 }
 
-/* ---- status ---- */
+/* ---- status, resync ---- */
 
+/* A control request without arguments: print the answer's chunks, and its closing text. */
 static int
-cmd_status(int argc, char **argv)
+cmd_simple(int argc, char **argv)
 {
 	struct conn c;
 	struct ps_hello h;
@@ -229,7 +232,6 @@ cmd_status(int argc, char **argv)
 	const struct ps_msg *in;
 	int rc;
 
-	(void)argv;
 	if (argc != 1) {
 		usage(stderr);
 		return EXIT_USAGE;
@@ -244,7 +246,7 @@ cmd_status(int argc, char **argv)
 	memset(&m, 0, sizeof(m));
 	m.type = PS_CTL_REQUEST;
 	m.u.ctl_request.req = 1;
-	strcpy(m.u.ctl_request.cmd, "status");
+	snprintf(m.u.ctl_request.cmd, sizeof(m.u.ctl_request.cmd), "%s", argv[0]);
 	m.u.ctl_request.flags = json ? PS_CTL_JSON : 0;
 	put(&c, &m);
 	for (;;) {
@@ -260,6 +262,8 @@ cmd_status(int argc, char **argv)
 				fprintf(stderr, "fibd: %s: %.*s\n", ps_err_name(in->u.ctl_end.code) ?: "?",
 				    (int)in->u.ctl_end.text.len, in->u.ctl_end.text.ptr);
 				rc = EXIT_REFUSED;
+			} else if (in->u.ctl_end.text.len) {
+				printf("%.*s\n", (int)in->u.ctl_end.text.len, in->u.ctl_end.text.ptr);
 			}
 			break;
 		} else if (in->type == PS_ERROR) {
@@ -545,8 +549,8 @@ main(int argc, char **argv)
 		usage(stdout);
 		return 0;
 	}
-	if (!strcmp(argv[0], "status"))
-		return cmd_status(argc, argv);
+	if (!strcmp(argv[0], "status") || !strcmp(argv[0], "resync"))
+		return cmd_simple(argc, argv);
 	if (!strcmp(argv[0], "feed"))
 		return cmd_feed(argc, argv);
 	fprintf(stderr, "fibctl: unknown command '%s' (try 'fibctl help')\n", argv[0]);

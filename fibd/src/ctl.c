@@ -138,11 +138,12 @@ status_text(struct text *t, const struct snap *sn)
 	    (unsigned long long)ns.monitor_events, (unsigned long long)ns.monitor_overruns,
 	    (unsigned long long)ns.routes_lost);
 	tprintf(t, "sync: dumps %llu started, %llu completed, %llu interrupted, %llu failed; "
-		   "%llu rescans asked for by events; %llu routes adopted, %llu unclaimed ones pruned\n",
+		   "%llu rescans asked for by events; %llu routes adopted, %llu unclaimed ones pruned, "
+		   "%llu found changed and rewritten\n",
 	    (unsigned long long)sn->ss.dumps_started, (unsigned long long)sn->ss.dumps_completed,
 	    (unsigned long long)sn->ss.dumps_interrupted, (unsigned long long)sn->ss.dumps_failed,
 	    (unsigned long long)sn->ss.rescans_triggered, (unsigned long long)sn->ss.routes_adopted,
-	    (unsigned long long)sn->ss.routes_pruned);
+	    (unsigned long long)sn->ss.routes_pruned, (unsigned long long)sn->ss.routes_changed);
 	tprintf(t, "feed: messages %llu, routes %llu, withdraws %llu, conflicts %llu, "
 		   "results sent %llu, sessions failed %llu\n",
 	    (unsigned long long)fs.msgs_in, (unsigned long long)fs.routes_in,
@@ -246,11 +247,11 @@ status_json(struct text *t, const struct snap *sn)
 	tprintf(t,
 	    "\"sync\":{\"dumps_started\":%llu,\"dumps_completed\":%llu,\"dumps_interrupted\":%llu,"
 	    "\"dumps_failed\":%llu,\"rescans_triggered\":%llu,\"routes_adopted\":%llu,"
-	    "\"routes_pruned\":%llu},",
+	    "\"routes_pruned\":%llu,\"routes_changed\":%llu},",
 	    (unsigned long long)sn->ss.dumps_started, (unsigned long long)sn->ss.dumps_completed,
 	    (unsigned long long)sn->ss.dumps_interrupted, (unsigned long long)sn->ss.dumps_failed,
 	    (unsigned long long)sn->ss.rescans_triggered, (unsigned long long)sn->ss.routes_adopted,
-	    (unsigned long long)sn->ss.routes_pruned);
+	    (unsigned long long)sn->ss.routes_pruned, (unsigned long long)sn->ss.routes_changed);
 	tprintf(t,
 	    "\"feed\":{\"messages\":%llu,\"routes\":%llu,\"withdraws\":%llu,\"conflicts\":%llu,"
 	    "\"results_sent\":%llu,\"sessions_failed\":%llu},",
@@ -293,9 +294,18 @@ ctl_handle(struct ps_buf *out, const struct ps_ctl_request *req)
 	struct snap sn;
 	struct ps_msg m;
 
+	if (!strcmp(req->cmd, "resync")) {
+		if (req->n_args) {
+			send_end(out, req->req, PS_E_ARGS, "resync takes no arguments: it rescans every table");
+			return;
+		}
+		sync_rescan_all();
+		send_end(out, req->req, PS_E_OK, "a rescan of every table is under way");
+		return;
+	}
 	if (strcmp(req->cmd, "status")) {
 		char text[96];
-		snprintf(text, sizeof(text), "no command '%s' (known: status)", req->cmd);
+		snprintf(text, sizeof(text), "no command '%s' (known: status, resync)", req->cmd);
 		send_end(out, req->req, PS_E_UNKNOWN_CMD, text);
 		return;
 	}

@@ -246,6 +246,14 @@ nl_route_lost(struct route *r)
 	nl_enqueue(r);
 }
 
+void
+nl_route_changed(struct route *r, struct rattr *now)
+{
+	rattr_unref(r->have);
+	r->have = now; /* still installed: the count stays */
+	nl_enqueue(r);
+}
+
 /* Hold a route until its table's first scan is done; it counts as queued. */
 static void
 hold(struct route *r)

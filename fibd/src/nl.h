@@ -93,6 +93,9 @@ const struct nl_nhobj *nl_old_nh_object(uint32_t id);
  */
 void nl_route_lost(struct route *r);
 
+/* nl_route_changed - the kernel has the route with attributes `now` (a reference, taken): replace it. */
+void nl_route_changed(struct route *r, struct rattr *now);
+
 /* nl_release_held - a table's first scan is done: write what waited for it. */
 void nl_release_held(struct rtable *t);
 

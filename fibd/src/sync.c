@@ -466,11 +466,24 @@ sync_on_apply(uv_idle_t *h)
 			sy.apply_at = sy.n_keys;
 			break;
 		}
-		r->seen = t->epoch;
 		if (r->have) {
+			/*
+			 * Someone changed a route of fibd's behind its back (it kept fibd's
+			 * protocol, so no notification told): write it again. Not when the
+			 * kernel acknowledged a write of it since the dump began (seen is
+			 * then already this epoch): the dump may predate that write.
+			 */
+			if (sy.apply_rescan && k->attrs && k->attrs != r->have && r->want &&
+			    r->seen != t->epoch && !(r->flags & (R_QUEUED | R_INFLIGHT))) {
+				sy.st.routes_changed++;
+				nl_route_changed(r, k->attrs);
+				k->attrs = NULL;
+			}
+			r->seen = t->epoch;
 			k->attrs = rattr_unref(k->attrs);
 			continue;
 		}
+		r->seen = t->epoch;
 		/* What the dump said the route is, or "something fibd did not read". */
 		r->have = k->attrs ? k->attrs : rattr_ref(&adopted);
 		k->attrs = NULL;

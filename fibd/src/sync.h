@@ -35,6 +35,7 @@ struct sync_stats {
 	uint64_t routes_adopted;
 	uint64_t routes_pruned; /* adopted, claimed by no client within the grace time */
 	uint64_t rescans_triggered; /* by link and address changes or monitor overruns */
+	uint64_t routes_changed;    /* found with other attributes than fibd wrote, and rewritten */
 	uint64_t foreign_seen;
 };
 

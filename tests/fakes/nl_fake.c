@@ -120,3 +120,11 @@ nl_old_nh_object(uint32_t id)
 	(void)id;
 	return NULL;
 }
+
+void
+nl_route_changed(struct route *r, struct rattr *now)
+{
+	rattr_unref(r->have);
+	r->have = now;
+	nl_enqueue(r);
+}
