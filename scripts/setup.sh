@@ -10,6 +10,8 @@ packages=(
 	libmnl-dev libuv1-dev libmsgpack-dev
 	# tests: cmocka, libFuzzer runtime, the netns suite, vector generator
 	libcmocka-dev libclang-rt-14-dev iproute2 iputils-ping procps python3 python3-msgpack
+	# the man pages are checked with groff
+	groff-base
 )
 
 missing=()
