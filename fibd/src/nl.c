@@ -54,6 +54,7 @@
 #define NL_SEND_TARGET_NS 2000000ull
 #define NL_BATCH_MIN 4096
 #define NL_MMSG 64        /* ACK datagrams per recvmmsg */
+#define NL_MON_CATCH_UP 256 /* monitor datagrams read when sync asks before using a dump */
 #define NL_MMSG_BUF 2048  /* an ACK: our message's header and the extended-ACK text */
 
 enum op { OP_ADD_EXCL, OP_REPLACE, OP_DEL, OP_NH_ADD, OP_NH_DEL };
@@ -95,6 +96,7 @@ static struct {
 	struct route **parked;
 	size_t n_parked, cap_parked;
 	size_t failed_parked; /* parked as FAILED when the vector was last walked, or since */
+	uint64_t route_overruns; /* monitor overruns: route notifications may have been lost */
 	uint64_t last_fail_ns;
 	uint32_t retry_ms;
 	uint32_t link_gen;
@@ -1020,8 +1022,6 @@ mon_route(const struct nlmsghdr *nlh)
 
 	if (nlh->nlmsg_len < mnl_nlmsg_size(sizeof(*rtm)))
 		return;
-	if ((nlh->nlmsg_type == RTM_DELROUTE) != (rtm->rtm_protocol == nl.protocol))
-		return; /* our own adds and others' deletes say nothing about our routes */
 	fam = rtm->rtm_family == AF_INET ? PS_FAM_V4 : rtm->rtm_family == AF_INET6 ? PS_FAM_V6 : 0;
 	if (!fam || rtm->rtm_dst_len > (fam == PS_FAM_V4 ? 32 : 128))
 		return;
@@ -1043,8 +1043,13 @@ mon_route(const struct nlmsghdr *nlh)
 			break;
 		}
 	}
-	if (!(t = table_get(table, fam, false)) ||
-	    !(r = table_lookup(t, &prefix, rtm->rtm_dst_len, rtm->rtm_tos, metric)))
+	if (!(t = table_get(table, fam, false)))
+		return;
+	/* Any change: a dump of this table running now may not be a snapshot (sync.c). */
+	t->changes++;
+	if ((nlh->nlmsg_type == RTM_DELROUTE) != (rtm->rtm_protocol == nl.protocol))
+		return; /* our own adds and others' deletes say nothing about our routes */
+	if (!(r = table_lookup(t, &prefix, rtm->rtm_dst_len, rtm->rtm_tos, metric)))
 		return;
 	if (!r->want || !r->have || (r->flags & (R_QUEUED | R_INFLIGHT)))
 		return;
@@ -1053,17 +1058,13 @@ mon_route(const struct nlmsghdr *nlh)
 	nl_route_lost(r);
 }
 
+/* Read what the monitor socket holds, at most budget datagrams. */
 static void
-nl_on_mon(uv_poll_t *h, int status, int events)
+mon_read(int budget)
 {
-	uint64_t t0 = health_cb_begin();
 	bool links = false, lost = false;
-	(void)h;
-	(void)events;
 
-	if (status < 0)
-		return;
-	for (int i = 0; i < NL_RECV_BUDGET; i++) {
+	for (int i = 0; i < budget; i++) {
 		ssize_t n = mnl_socket_recvfrom(nl.mon, nl.rx, sizeof(nl.rx));
 		const struct nlmsghdr *nlh;
 		int len;
@@ -1093,6 +1094,8 @@ nl_on_mon(uv_poll_t *h, int status, int events)
 			}
 		}
 	}
+	if (lost)
+		nl.route_overruns++;
 	if (links || lost) {
 		nl.link_gen++;
 		unpark(R_WAITING);
@@ -1102,7 +1105,27 @@ nl_on_mon(uv_poll_t *h, int status, int events)
 		 */
 		sync_rescan_soon();
 	}
+}
+
+static void
+nl_on_mon(uv_poll_t *h, int status, int events)
+{
+	uint64_t t0 = health_cb_begin();
+	(void)h;
+	(void)events;
+
+	if (status < 0)
+		return;
+	mon_read(NL_RECV_BUDGET);
 	health_cb_end(t0, "netlink monitor");
+}
+
+uint64_t
+nl_monitor_catch_up(void)
+{
+	/* The kernel queued a change's notification before the change completed. */
+	mon_read(NL_MON_CATCH_UP);
+	return nl.route_overruns;
 }
 
 /* ---- setup ---- */

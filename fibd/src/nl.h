@@ -96,6 +96,13 @@ void nl_route_lost(struct route *r);
 /* nl_route_changed - the kernel has the route with attributes `now` (a reference, taken): replace it. */
 void nl_route_changed(struct route *r, struct rattr *now);
 
+/*
+ * nl_monitor_catch_up - read the notifications the monitor socket holds now, so
+ * that each table's `changes` counts every change the kernel made so far.
+ * Returns the count of monitor overruns (after which changes may be missing).
+ */
+uint64_t nl_monitor_catch_up(void);
+
 /* nl_release_held - a table's first scan is done: write what waited for it. */
 void nl_release_held(struct rtable *t);
 

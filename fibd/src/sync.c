@@ -5,8 +5,10 @@
  * NETLINK_GET_STRICT_CHK, so that the kernel sends only the asked table and
  * protocol. A callback reads at most SYNC_DUMP_DATAGRAMS datagrams. The routes
  * of a dump are collected, and adopted only once the dump has ended with
- * NLMSG_DONE and no message carried NLM_F_DUMP_INTR (DESIGN.md invariant 5);
- * an interrupted or failed dump is discarded and retried with backoff.
+ * NLMSG_DONE, no message carried NLM_F_DUMP_INTR, and the monitor saw no change
+ * to the table (nor lost a notification) while it ran (DESIGN.md invariant 5):
+ * the kernel does not flag every inconsistent dump, IPv6 ones least of all. An
+ * interrupted or failed dump is discarded and retried with backoff.
  *
  * Adopting a route: its entry gets `have` = its attributes as the dump gave
  * them (interned like a client's, with the nexthop object an earlier fibd made),
@@ -20,6 +22,7 @@
  * Table states: NONE (never asked), QUEUED, RUNNING, DONE. nl holds back writes
  * to a table until it is DONE (DESIGN.md invariant 7).
  */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <net/if.h>
 #include <stddef.h>
@@ -63,6 +66,7 @@ static struct {
 	bool apply_rescan;
 	bool busy;          /* a job (dump, apply, repair) is under way */
 	bool dumping;       /* its dump has not ended yet */
+	uint64_t changes_at_start, overruns_at_start;
 	uv_timer_t soon;    /* debounces rescans asked for by link and address events */
 	uv_timer_t periodic;
 	uint32_t interval_ms;
@@ -485,6 +489,14 @@ sync_on_apply(uv_idle_t *h)
 		}
 		r->seen = t->epoch;
 		/* What the dump said the route is, or "something fibd did not read". */
+		if (log_is_debug()) {
+			union ps_addr p;
+			char text[64];
+			route_prefix(r, &p);
+			inet_ntop(t->family == PS_FAM_V4 ? AF_INET : AF_INET6, p.b, text, sizeof(text));
+			log_debug("sync: table %u: adopting %s/%u tos %u metric %u", t->id, text,
+			    k->plen, k->tos, k->metric);
+		}
 		r->have = k->attrs ? k->attrs : rattr_ref(&adopted);
 		k->attrs = NULL;
 		r->flags &= (uint8_t)~R_EXCL;
@@ -569,6 +581,8 @@ start_next(void)
 	sy.cur = t;
 	sy.busy = true;
 	sy.dumping = true;
+	sy.overruns_at_start = nl_monitor_catch_up();
+	sy.changes_at_start = t->changes;
 	if (t->scan == SCAN_DONE) {
 		t->rescan_queued = false;
 		/*
@@ -625,7 +639,18 @@ sync_on_readable(uv_poll_t *h, int status, int events)
 		}
 		r = sync_parse(sy.rx, (size_t)n, sy.cur->id, sy.cur->family, sy.protocol, collect, NULL,
 		    &sy.st.foreign_seen);
-		if (r == 1)
+		if (r == 1 && !sy.keys_failed &&
+		    (nl_monitor_catch_up() != sy.overruns_at_start ||
+			sy.cur->changes != sy.changes_at_start)) {
+			/*
+			 * The kernel does not flag every dump that changes interrupted
+			 * (IPv6 route dumps under churn come back with routes missing and
+			 * doubled and no NLM_F_DUMP_INTR): a dump during which the table
+			 * changed, by the monitor's count, is no snapshot either.
+			 */
+			sy.st.dumps_interrupted++;
+			job_end(false, "the table changed during the dump");
+		} else if (r == 1)
 			job_end(!sy.keys_failed, "out of memory");
 		else if (r == -EINTR) {
 			sy.st.dumps_interrupted++;

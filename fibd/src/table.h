@@ -58,6 +58,7 @@ struct rtable {
 	uint16_t idx;
 	uint8_t scan;          /* its first scan (sync.c) */
 	uint8_t epoch;         /* counts its scans; routes a scan saw carry it in `seen` */
+	uint64_t changes;      /* route notifications seen for it (nl.c) */
 	bool rescan_queued;
 	struct tnode *root;    /* IPv6: every prefix; IPv4: prefixes shorter than /16 */
 	struct tnode **stride; /* IPv4: one subtrie per /16, for prefixes of /16 and longer */
