@@ -80,6 +80,7 @@ struct session {
 	uint32_t metric;
 	bool ping_wait;
 	uint64_t ping_token;
+	bool owner_known; /* fibd knew the client name before this session */
 	bool busy; /* input left undecoded when the decode budget ran out */
 	struct session *busy_next;
 	bool flush_pending; /* on the list flushed once per loop iteration */
@@ -123,13 +124,21 @@ static void owner_maybe_forget(struct owner *o);
 /* ---- owners ---- */
 
 static struct owner *
-owner_get(const char *name)
+owner_find(const char *name)
 {
-	struct owner *o;
-
 	for (unsigned i = 0; i < OWNERS_MAX; i++)
 		if (fd.owners[i] && !strcmp(fd.owners[i]->name, name))
 			return fd.owners[i];
+	return NULL;
+}
+
+static struct owner *
+owner_get(const char *name)
+{
+	struct owner *o = owner_find(name);
+
+	if (o)
+		return o;
 	for (unsigned i = 0; i < OWNERS_MAX; i++) {
 		if (fd.owners[i])
 			continue;
@@ -742,6 +751,7 @@ on_hello(struct session *s, const struct ps_hello *h)
 		return;
 	}
 	if (h->role == PS_ROLE_FEED) {
+		bool known = owner_find(h->name) != NULL;
 		struct owner *o = owner_get(h->name);
 		if (!o) {
 			session_fail(s, PS_E_LIMIT, "name", "too many client names (%d)", OWNERS_MAX);
@@ -754,6 +764,7 @@ on_hello(struct session *s, const struct ps_hello *h)
 		}
 		o->session = s;
 		s->owner = o;
+		s->owner_known = known;
 		s->state = S_FEED;
 		if (o->stale_until)
 			log_info("feed %s: back within its stale time; its %llu routes are its own again",
@@ -781,6 +792,13 @@ on_hello(struct session *s, const struct ps_hello *h)
 	snprintf(m.u.welcome.server_id, sizeof(m.u.welcome.server_id), "%s", fd.cfg->server_id);
 	m.u.welcome.boot_epoch = fd.cfg->boot_epoch;
 	ps_enc_msg(&s->out, &m, NULL);
+	if (s->state == S_FEED && !s->owner_known) {
+		/* This fibd holds nothing of this client's (new, or fibd restarted). */
+		memset(&m, 0, sizeof(m));
+		m.type = PS_REFEED;
+		m.u.reason = ps_str_from("fibd holds no routes of this client: send a full feed");
+		ps_enc_msg(&s->out, &m, NULL);
+	}
 }
 
 static void

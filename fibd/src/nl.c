@@ -1365,12 +1365,6 @@ nl_init(uv_loop_t *loop, uint8_t protocol, nl_done_cb done)
 }
 
 void
-nl_set_protocol(uint8_t protocol)
-{
-	nl.protocol = protocol;
-}
-
-void
 nl_close(void)
 {
 	if (!nl.open)

@@ -65,9 +65,6 @@ void nl_use_nh_objects(int mode);
 /* nl_close - stop and close the sockets; routes in flight stay as they are. */
 void nl_close(void);
 
-/* nl_set_protocol - the rtm_protocol fibd's routes carry. */
-void nl_set_protocol(uint8_t protocol);
-
 /* nl_enqueue - put a route on the write queue (once) and wake the writer. */
 void nl_enqueue(struct route *r);
 

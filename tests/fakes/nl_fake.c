@@ -29,12 +29,6 @@ nl_close(void)
 }
 
 void
-nl_set_protocol(uint8_t protocol)
-{
-	(void)protocol;
-}
-
-void
 nl_enqueue(struct route *r)
 {
 	fake_nl_enqueues++;

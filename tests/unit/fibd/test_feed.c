@@ -139,6 +139,25 @@ next_after_results(struct client *c)
 	return m;
 }
 
+/* The client names fibd has seen in this test run (they outlive sessions there). */
+static char names[32][PS_NAME_MAX + 1];
+static unsigned n_names;
+
+static int
+known_name(const char *name)
+{
+	for (unsigned i = 0; i < n_names; i++)
+		if (!strcmp(names[i], name))
+			return 1;
+	return 0;
+}
+
+static void
+remember_name(const char *name)
+{
+	snprintf(names[n_names++ % 32], sizeof(names[0]), "%s", name);
+}
+
 /* HELLO for table 100; stale is the stale time, or -1 for persist. */
 static void
 hello_with(struct client *c, const char *name, int role, int stale)
@@ -169,12 +188,17 @@ hello(struct client *c, const char *name, int role)
 	hello_with(c, name, role, 60);
 }
 
+/* Connect a feed client; a name fibd does not know gets a REFEED after WELCOME. */
 static void
 connect_feed_with(struct client *c, const char *name, int stale)
 {
 	client_open(c);
 	hello_with(c, name, PS_ROLE_FEED, stale);
 	expect(c, PS_WELCOME);
+	if (!known_name(name)) {
+		expect(c, PS_REFEED);
+		remember_name(name);
+	}
 }
 
 static void
