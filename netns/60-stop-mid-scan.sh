@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# SIGTERM while fibd is scanning a table of 500,000 of its routes at start: it
+# exits within a second and every route stays in the kernel.
+set -u
+. "$(dirname "$0")/lib.sh"
+
+require_root
+require_fibd
+[ -x "${BUILD_DIR:-build}/bench/nlwriter" ] || skip_all "bench/nlwriter not built"
+tap_plan 3
+
+ns_with_link NS s
+SOCK=$(mktemp -u /tmp/fibd-test.XXXXXX).sock
+W=$(mktemp -d)
+python3 "$(dirname "$0")/routes.py" gen 400000 100000 va 198.51.100.1 2001:db8:ff::1 17 >"$W/routes"
+# The routes a previous fibd left: written straight with fibd's protocol.
+nsrun "$NS" "${BUILD_DIR:-build}/bench/nlwriter" --table 100 "$W/routes" >/dev/null
+count() { echo $(( $(ip -n "$NS" -4 route show table 100 proto 12 | wc -l) + $(ip -n "$NS" -6 route show table 100 proto 12 | wc -l) )); }
+check "500,000 routes of fibd's protocol in table 100" test "$(count)" -eq 500000
+
+printf 'table 100 inet\ntable 100 inet6\n' >"$SOCK.state"
+start_fibd FIBD_PID "$NS" "$SOCK" || { not_ok "fibd starts"; exit 1; }
+# Stop it as soon as its first scan has begun (the state file asks for it at start).
+wait_until 10 grep -q "started" "$SOCK.log"
+t0=$(date +%s%N)
+stop_pid "$FIBD_PID" TERM
+t1=$(date +%s%N)
+ms=$(( (t1 - t0) / 1000000 ))
+diag "fibd stopped $ms ms after SIGTERM; scans finished before: $(grep -c 'first scan done' "$SOCK.log")"
+check "SIGTERM during the scan: fibd exits within a second" test "$ms" -lt 1000
+check "every route is still in the kernel" test "$(count)" -eq 500000
+rm -rf "$W" "$SOCK" "$SOCK".*
