@@ -120,6 +120,13 @@ conf_parse(const char *text, struct conf *ret, char *ret_err, size_t errlen)
 				return -EINVAL;
 			}
 			c.startup_grace = (uint32_t)u;
+		} else if (!strcmp(key, "monitor_buffer")) {
+			if (parse_uint(val, 1u << 30, &u) < 0 || u < 4096) {
+				snprintf(ret_err, errlen,
+				    "line %u: monitor_buffer must be 4096..1073741824 bytes", lineno);
+				return -EINVAL;
+			}
+			c.monitor_buffer = (uint32_t)u;
 		} else if (!strcmp(key, "rescan_interval")) {
 			if (parse_uint(val, 86400, &u) < 0 || (u && u < 10)) {
 				snprintf(ret_err, errlen,

@@ -21,6 +21,7 @@ struct conf {
 	int nexthop_objects; /* -1 auto, 0 off, 1 on */
 	uint32_t startup_grace; /* seconds */
 	uint32_t rescan_interval; /* seconds, 0: off */
+	uint32_t monitor_buffer;  /* bytes, 0: the default */
 	char state_file[256];   /* "" for none */
 };
 

@@ -102,7 +102,8 @@ main_on_signal(uv_signal_t *h, int signum)
 		if (strcmp(c.socket, m.conf.socket) || c.protocol != m.conf.protocol ||
 		    c.nexthop_objects != m.conf.nexthop_objects ||
 		    strcmp(c.state_file, m.conf.state_file) || c.startup_grace != m.conf.startup_grace ||
-		    c.rescan_interval != m.conf.rescan_interval)
+		    c.rescan_interval != m.conf.rescan_interval ||
+		    c.monitor_buffer != m.conf.monitor_buffer)
 			log_warn("reload: only log_level changes without a restart");
 		m.conf.log_level = c.log_level;
 		log_set_level(c.log_level);
@@ -211,7 +212,7 @@ main(int argc, char **argv)
 	uv_loop_init(&m.loop);
 	if (table_init() < 0)
 		log_fatal("out of memory");
-	if ((r = nl_init(&m.loop, m.conf.protocol, feed_route_done)) < 0)
+	if ((r = nl_init(&m.loop, m.conf.protocol, feed_route_done, m.conf.monitor_buffer)) < 0)
 		log_fatal_errno(r, "cannot open netlink sockets");
 	nl_use_nh_objects(m.conf.nexthop_objects);
 	if ((r = sync_init(&m.loop, m.conf.protocol, m.conf.startup_grace, m.conf.rescan_interval)) < 0)

@@ -1131,10 +1131,10 @@ nl_monitor_catch_up(void)
 /* ---- setup ---- */
 
 static int
-open_socket(struct mnl_socket **ret, unsigned groups)
+open_socket(struct mnl_socket **ret, unsigned groups, int size)
 {
 	struct mnl_socket *s = mnl_socket_open2(NETLINK_ROUTE, SOCK_NONBLOCK | SOCK_CLOEXEC);
-	int one = 1, size = NL_RCVBUF;
+	int one = 1;
 
 	if (!s)
 		return -errno;
@@ -1325,7 +1325,7 @@ nl_use_nh_objects(int mode)
 }
 
 int
-nl_init(uv_loop_t *loop, uint8_t protocol, nl_done_cb done)
+nl_init(uv_loop_t *loop, uint8_t protocol, nl_done_cb done, uint32_t monitor_buffer)
 {
 	int r;
 
@@ -1338,10 +1338,11 @@ nl_init(uv_loop_t *loop, uint8_t protocol, nl_done_cb done)
 	nl.next_nh_id = NL_NH_ID_BASE;
 	rattr_set_free_hook(nl_on_rattr_free);
 	nl.seq = (uint32_t)time(NULL);
-	if ((r = open_socket(&nl.wr, 0)) < 0)
+	if ((r = open_socket(&nl.wr, 0, NL_RCVBUF)) < 0)
 		return r;
 	if ((r = open_socket(&nl.mon, RTMGRP_LINK | RTMGRP_IPV4_IFADDR | RTMGRP_IPV6_IFADDR |
-				      RTMGRP_IPV4_ROUTE | RTMGRP_IPV6_ROUTE)) < 0) {
+				      RTMGRP_IPV4_ROUTE | RTMGRP_IPV6_ROUTE,
+		 monitor_buffer ? (int)monitor_buffer : NL_RCVBUF)) < 0) {
 		mnl_socket_close(nl.wr);
 		return r;
 	}

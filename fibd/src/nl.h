@@ -52,8 +52,12 @@ struct nl_stats {
 	uint64_t parked;
 };
 
-/* nl_init - open the sockets (needs CAP_NET_ADMIN). Returns 0 or -errno. */
-int nl_init(uv_loop_t *loop, uint8_t protocol, nl_done_cb done);
+/*
+ * nl_init - open the sockets (needs CAP_NET_ADMIN); monitor_buffer is the
+ * monitor socket's receive buffer in bytes (0: the default, 32 MiB). Returns 0
+ * or -errno.
+ */
+int nl_init(uv_loop_t *loop, uint8_t protocol, nl_done_cb done, uint32_t monitor_buffer);
 
 /*
  * nl_use_nh_objects - 1: routes refer to kernel nexthop objects; 0: inline

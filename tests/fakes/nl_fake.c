@@ -15,9 +15,10 @@ unsigned fake_nl_writes;
 unsigned fake_nl_enqueues;
 
 int
-nl_init(uv_loop_t *loop, uint8_t protocol, nl_done_cb done)
+nl_init(uv_loop_t *loop, uint8_t protocol, nl_done_cb done, uint32_t monitor_buffer)
 {
 	(void)loop;
+	(void)monitor_buffer;
 	(void)protocol;
 	done_cb = done;
 	return 0;
