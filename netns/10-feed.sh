@@ -18,11 +18,11 @@ diag "$FIBD_CONF"
 ns_with_link NS f
 ip -n "$NS" link add wa type veth peer name wb
 ip -n "$NS" addr add 203.0.113.2/24 dev wa   # wa stays down for now
-SOCK=$(mktemp -u /tmp/fibd-test.XXXXXX).sock
+scratch_dir W
+SOCK=$W/fibd.sock
 start_fibd FIBD_PID "$NS" "$SOCK" || { not_ok "fibd starts"; exit 1; }
 ok "fibd starts and answers status"
 
-W=$(mktemp -d)
 cat >"$W/a.routes" <<'R'
 # table 100, one of each kind
 192.0.2.0/24 via 198.51.100.1 dev va
@@ -36,7 +36,7 @@ prohibit 198.51.100.64/26
 R
 out=$(fibctl_in "$NS" "$SOCK" feed --wait --table 100 "$W/a.routes" 2>&1)
 check "feed --wait installs all 8 routes" grep -q "installed 8, removed 0, failed 0, waiting 0, rejected 0" <<<"$out"
-want=$(python3 "$(dirname "$0")/routes.py" canon-text "$W/a.routes")
+want=$(routes_py canon-text "$W/a.routes")
 have=$(kernel_routes "$NS" 100)
 check "kernel table 100 equals the feed (v4, v6, ECMP weights, types)" test "$want" = "$have"
 check "mtu and src reach the kernel" bash -c \
@@ -48,7 +48,7 @@ sed -e 's|^192.0.2.0/24 via 198.51.100.1 dev va|192.0.2.0/24 via 198.51.100.3 de
 echo "198.51.100.0/26 via 198.51.100.1 dev va metric 5" >>"$W/b.routes"
 out=$(fibctl_in "$NS" "$SOCK" feed --wait --table 100 "$W/b.routes" 2>&1)
 check "a new generation replaces, adds and removes" grep -q "installed 2, removed 2" <<<"$out"
-want=$(python3 "$(dirname "$0")/routes.py" canon-text "$W/b.routes")
+want=$(routes_py canon-text "$W/b.routes")
 have=$(kernel_routes "$NS" 100)
 check "kernel table 100 equals the new generation" test "$want" = "$have"
 
@@ -125,11 +125,11 @@ except socket.timeout:
 print("closed" if b"prefix length 33" in data else "no error seen: %r" % data)
 PY
 bad_pid=$!
-python3 "$(dirname "$0")/routes.py" gen 2000 500 va 198.51.100.1 2001:db8:ff::1 7 >"$W/e.routes"
+routes_py gen 2000 500 va 198.51.100.1 2001:db8:ff::1 7 >"$W/e.routes"
 out=$(fibctl_in "$NS" "$SOCK" feed --wait --name good --table 300 "$W/e.routes" 2>&1)
 wait "$bad_pid"
 check "malformed client gets an ERROR naming the field and is closed" grep -q closed "$W/bad.out"
-want=$(python3 "$(dirname "$0")/routes.py" canon-text "$W/e.routes")
+want=$(routes_py canon-text "$W/e.routes")
 have=$(kernel_routes "$NS" 300)
 check "the good client's 2500 routes are all in the kernel" test "$want" = "$have"
 
@@ -142,4 +142,3 @@ check "fibd logged a clean stop" grep -q "stopping; the kernel's routes stay in 
 if [ "$_tap_failed" -gt 0 ]; then
 	sed 's/^/# fibd: /' "$SOCK.log"
 fi
-rm -rf "$W" "$SOCK" "$SOCK".*

@@ -12,16 +12,16 @@ tap_plan 5
 N4=${LARGE_V4:-400000}
 N6=${LARGE_V6:-100000}
 ns_with_link NS l
-SOCK=$(mktemp -u /tmp/fibd-test.XXXXXX).sock
-W=$(mktemp -d)
+scratch_dir W
+SOCK=$W/fibd.sock
 start_fibd FIBD_PID "$NS" "$SOCK" || { not_ok "fibd starts"; exit 1; }
 
-python3 "$(dirname "$0")/routes.py" gen "$N4" "$N6" va 198.51.100.1 2001:db8:ff::1 3 >"$W/all.routes"
+routes_py gen "$N4" "$N6" va 198.51.100.1 2001:db8:ff::1 3 >"$W/all.routes"
 out=$(fibctl_in "$NS" "$SOCK" feed --wait --name large --table 100 "$W/all.routes" 2>&1)
 diag "$out"
 check "feed --wait: $((N4 + N6)) routes installed, none failed" \
 	grep -q "installed $((N4 + N6)), removed 0, failed 0, waiting 0, rejected 0" <<<"$out"
-python3 "$(dirname "$0")/routes.py" canon-text "$W/all.routes" >"$W/want"
+routes_py canon-text "$W/all.routes" >"$W/want"
 kernel_routes "$NS" 100 >"$W/have"
 check "the kernel's table equals the feed exactly" cmp -s "$W/want" "$W/have"
 
@@ -31,11 +31,10 @@ out=$(fibctl_in "$NS" "$SOCK" feed --wait --name large --table 100 "$W/half.rout
 diag "$out"
 check "a generation with half of them removes the other half" \
 	grep -q "removed $(( (N4 + N6) / 2 ))" <<<"$out"
-python3 "$(dirname "$0")/routes.py" canon-text "$W/half.routes" >"$W/want"
+routes_py canon-text "$W/half.routes" >"$W/want"
 kernel_routes "$NS" 100 >"$W/have"
 check "the kernel's table equals the second generation exactly" cmp -s "$W/want" "$W/have"
 status=$(fibctl_in "$NS" "$SOCK" status)
 diag "$(grep -E 'loop:|slab|netlink|messages' <<<"$status")"
 check "status: desired = installed, nothing pending, failed or waiting" grep -Eq "^  100 +inet +$(( N4 / 2 )) +$(( N4 / 2 )) +0 +0 +0$" <<<"$status"
 stop_pid "$FIBD_PID" TERM
-rm -rf "$W" "$SOCK" "$SOCK".*

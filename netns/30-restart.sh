@@ -13,9 +13,9 @@ require_fibd
 tap_plan 10
 
 ns_with_link NS r
-SOCK=$(mktemp -u /tmp/fibd-test.XXXXXX).sock
-W=$(mktemp -d)
-python3 "$(dirname "$0")/routes.py" gen 16000 4000 va 198.51.100.1 2001:db8:ff::1 9 >"$W/routes"
+scratch_dir W
+SOCK=$W/fibd.sock
+routes_py gen 16000 4000 va 198.51.100.1 2001:db8:ff::1 9 >"$W/routes"
 echo "192.0.2.0/24 nexthop via 198.51.100.1 dev va weight 2 nexthop via 198.51.100.3 dev va weight 1" >>"$W/routes"
 printf '10.77.%d.0/24 via 198.51.100.1 dev va\n' 1 2 3 4 5 >"$W/other"
 ip -n "$NS" route add 203.0.113.0/24 via 198.51.100.1 table 100 proto static
@@ -76,7 +76,7 @@ wait "$sampler"
 read -r min samples <"$W/sampled"
 diag "sampler: $samples samples, fewest routes seen $min"
 check "no sample saw fewer than the 19001 routes still wanted" test "$min" -ge 19001
-want=$(python3 "$(dirname "$0")/routes.py" canon-text "$W/again")
+want=$(routes_py canon-text "$W/again")
 have=$(kernel_routes "$NS" 100)
 check "table 100 equals the feed again" test "$want" = "$have"
 check "table 300, which nobody fed again, is empty of fibd's routes" \
@@ -84,4 +84,3 @@ check "table 300, which nobody fed again, is empty of fibd's routes" \
 check "the foreign route is untouched" bash -c \
 	"ip -n $NS route show table 100 proto static | grep -q '^203.0.113.0/24 via 198.51.100.1 dev va'"
 stop_pid "$FIBD_PID" TERM
-rm -rf "$W" "$SOCK" "$SOCK".*

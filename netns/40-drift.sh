@@ -18,8 +18,8 @@ ip -n "$NS" link set wa up
 ip -n "$NS" link set wb up
 ip -n "$NS" addr add 203.0.113.2/24 dev wa
 ip -n "$NS" addr add 2001:db8:fe::2/64 dev wa nodad
-SOCK=$(mktemp -u /tmp/fibd-test.XXXXXX).sock
-W=$(mktemp -d)
+scratch_dir W
+SOCK=$W/fibd.sock
 cat >"$W/routes" <<'R'
 192.0.2.0/24 via 198.51.100.1 dev va
 192.0.2.128/25 via 198.51.100.1 dev va
@@ -34,7 +34,7 @@ diag "nexthop_objects = ${NEXTHOP_OBJECTS:-auto}"
 start_fibd FIBD_PID "$NS" "$SOCK" || { not_ok "fibd starts"; exit 1; }
 out=$(fibctl_in "$NS" "$SOCK" feed --wait --table 100 "$W/routes" 2>&1)
 check "six routes installed" grep -q "installed 6, removed 0, failed 0" <<<"$out"
-want=$(python3 "$(dirname "$0")/routes.py" canon-text "$W/routes")
+want=$(routes_py canon-text "$W/routes")
 
 ip -n "$NS" route del 192.0.2.0/24 table 100 proto 12
 ip -n "$NS" -6 route del 2001:db8:1::/48 table 100 proto 12
@@ -80,6 +80,10 @@ assert s["sync"]["routes_changed"] == 1, s["sync"]
 # Everything fibd wants is there, except the key the foreign route holds.
 have=$(kernel_routes "$NS" 100)
 check "every other route fibd wants is in the kernel" test "$(grep -v 192.0.2.128 <<<"$want")" = "$have"
+if [ "$_tap_failed" -gt 0 ]; then
+	ip -n "$NS" route show table 100 | sed "s/^/# kernel: /"
+	ip -n "$NS" -6 route show table 100 | sed "s/^/# kernel: /"
+	fibctl_in "$NS" "$SOCK" status 2>/dev/null | sed "s/^/# /"
+	sed "s/^/# fibd: /" "$SOCK.log"
+fi
 stop_pid "$FIBD_PID" TERM
-[ "$_tap_failed" -gt 0 ] && { ip -n "$NS" route show table 100 | sed "s/^/# kernel: /"; ip -n "$NS" -6 route show table 100 | sed "s/^/# kernel: /"; sed "s/^/# /" "$SOCK.log"; fibctl_in "$NS" "$SOCK" status 2>/dev/null | sed "s/^/# /"; }
-rm -rf "$W" "$SOCK" "$SOCK".*

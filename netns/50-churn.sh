@@ -13,9 +13,9 @@ require_fibd
 tap_plan 5
 
 ns_with_link NS c
-SOCK=$(mktemp -u /tmp/fibd-test.XXXXXX).sock
-W=$(mktemp -d)
-python3 "$(dirname "$0")/routes.py" gen 20000 50000 va 198.51.100.1 2001:db8:ff::1 13 >"$W/routes"
+scratch_dir W
+SOCK=$W/fibd.sock
+routes_py gen 20000 50000 va 198.51.100.1 2001:db8:ff::1 13 >"$W/routes"
 python3 - >"$W/churn" <<'PY'
 for op in ("add", "del"):
     for i in range(2000):
@@ -53,8 +53,7 @@ import json, sys
 b, a = (json.loads(x)["netlink"] for x in sys.argv[1:3])
 assert a["deletes"] == 0 and a["messages"] == b["messages"], (b["messages"], a["messages"], a["deletes"])
 ' "$before" "$after"
-want=$(python3 "$(dirname "$0")/routes.py" canon-text "$W/routes")
+want=$(routes_py canon-text "$W/routes")
 have=$(kernel_routes "$NS" 100)
 check "the kernel's table equals the feed after the churn" test "$want" = "$have"
 stop_pid "$FIBD_PID" TERM
-rm -rf "$W" "$SOCK" "$SOCK".*

@@ -10,9 +10,9 @@ require_fibd
 tap_plan 3
 
 ns_with_link NS s
-SOCK=$(mktemp -u /tmp/fibd-test.XXXXXX).sock
-W=$(mktemp -d)
-python3 "$(dirname "$0")/routes.py" gen 400000 100000 va 198.51.100.1 2001:db8:ff::1 17 >"$W/routes"
+scratch_dir W
+SOCK=$W/fibd.sock
+routes_py gen 400000 100000 va 198.51.100.1 2001:db8:ff::1 17 >"$W/routes"
 # The routes a previous fibd left: written straight with fibd's protocol.
 nsrun "$NS" "${BUILD_DIR:-build}/bench/nlwriter" --table 100 "$W/routes" >/dev/null
 count() { echo $(( $(ip -n "$NS" -4 route show table 100 proto 12 | wc -l) + $(ip -n "$NS" -6 route show table 100 proto 12 | wc -l) )); }
@@ -29,4 +29,3 @@ ms=$(( (t1 - t0) / 1000000 ))
 diag "fibd stopped $ms ms after SIGTERM; scans finished before: $(grep -c 'first scan done' "$SOCK.log")"
 check "SIGTERM during the scan: fibd exits within a second" test "$ms" -lt 1000
 check "every route is still in the kernel" test "$(count)" -eq 500000
-rm -rf "$W" "$SOCK" "$SOCK".*

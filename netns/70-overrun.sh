@@ -10,9 +10,9 @@ require_fibd
 tap_plan 4
 
 ns_with_link NS o
-SOCK=$(mktemp -u /tmp/fibd-test.XXXXXX).sock
-W=$(mktemp -d)
-python3 "$(dirname "$0")/routes.py" gen 16000 4000 va 198.51.100.1 2001:db8:ff::1 21 >"$W/routes"
+scratch_dir W
+SOCK=$W/fibd.sock
+routes_py gen 16000 4000 va 198.51.100.1 2001:db8:ff::1 21 >"$W/routes"
 FIBD_CONF="monitor_buffer = 4096"
 start_fibd FIBD_PID "$NS" "$SOCK" || { not_ok "fibd starts"; exit 1; }
 out=$(fibctl_in "$NS" "$SOCK" feed --wait --table 100 "$W/routes" 2>&1)
@@ -21,7 +21,7 @@ check "20000 routes installed" grep -q "installed 20000, removed 0, failed 0" <<
 # Someone deletes 2000 of them at once: far more notifications than the buffer holds.
 head -n 2000 "$W/routes" | awk '{ print "route del " $1 " table 100 proto 12" }' >"$W/del"
 ip -n "$NS" -batch "$W/del"
-want=$(python3 "$(dirname "$0")/routes.py" canon-text "$W/routes")
+want=$(routes_py canon-text "$W/routes")
 converged() { [ "$(kernel_routes "$NS" 100)" = "$want" ]; }
 check "the table converges on the feed again" wait_until 30 converged
 status=$(fibctl_in "$NS" "$SOCK" -j status)
@@ -36,4 +36,3 @@ s = json.loads(sys.argv[1])
 assert s["sync"]["rescans_triggered"] >= 1 and s["netlink"]["routes_lost"] >= 2000, s
 ' "$status"
 stop_pid "$FIBD_PID" TERM
-rm -rf "$W" "$SOCK" "$SOCK".*

@@ -10,6 +10,8 @@
 
 NS_PREFIX="fibdt-$$"
 _ns_list=()
+_dirs=()
+_lib_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 _pids=()
 _tap_n=0
 _tap_failed=0
@@ -67,17 +69,9 @@ require_root() {
 	ip netns del "${NS_PREFIX}-probe"
 }
 
-# ns_create NAME: a namespace named ${NS_PREFIX}-NAME with loopback up; prints its name.
-ns_create() {
-	local ns="${NS_PREFIX}-$1"
-	ip netns add "$ns" || return 1
-	_ns_list+=("$ns")
-	ip -n "$ns" link set lo up
-	echo "$ns"
-}
-
-# In the caller's shell (not a subshell), so that the namespace is registered.
-ns_new() { # VAR NAME
+# ns_new VAR NAME: a namespace named ${NS_PREFIX}-NAME with loopback up, put in
+# VAR. In the caller's shell (not a subshell), so that the namespace is registered.
+ns_new() {
 	local ns="${NS_PREFIX}-$2"
 	ip netns add "$ns" || return 1
 	_ns_list+=("$ns")
@@ -124,6 +118,21 @@ routes_json() {
 	ip -n "$ns" -j route show "$@"
 }
 
+# scratch_dir VAR: a temporary directory for the scenario's files (fibd's
+# socket, log, configuration and state go in it too), put in VAR. Removed at
+# exit; kept, and named, when a test failed.
+scratch_dir() {
+	local d
+	d=$(mktemp -d /tmp/fibd-test.XXXXXX) || return 1
+	_dirs+=("$d")
+	printf -v "$1" '%s' "$d"
+}
+
+# routes_py ARGS...: the route set generator and canonicaliser (netns/routes.py).
+routes_py() {
+	python3 "$_lib_dir/routes.py" "$@"
+}
+
 _cleanup() {
 	local rc=$?
 	for pid in "${_pids[@]}"; do
@@ -135,6 +144,13 @@ _cleanup() {
 	done
 	for ns in "${_ns_list[@]}"; do
 		ip netns del "$ns" 2>/dev/null || true
+	done
+	for d in "${_dirs[@]}"; do
+		if [ "$_tap_failed" -gt 0 ] || [ "$rc" -ne 0 ]; then
+			echo "# kept for inspection: $d"
+		else
+			rm -rf "$d"
+		fi
 	done
 	if [ "$_tap_failed" -gt 0 ] && [ "$rc" -eq 0 ]; then
 		rc=1
@@ -195,5 +211,5 @@ kernel_routes() {
 	{
 		ip -n "$ns" -4 -j route show table "$table" proto 12
 		ip -n "$ns" -6 -j route show table "$table" proto 12
-	} | python3 "$(dirname "${BASH_SOURCE[0]}")/routes.py" canon-json
+	} | routes_py canon-json
 }
