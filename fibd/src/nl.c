@@ -970,8 +970,15 @@ nl_on_wr(uv_poll_t *h, int status, int events)
 {
 	uint64_t t0 = health_cb_begin();
 	(void)h;
-	if (status < 0)
-		return;
+	if (status < 0) {
+		/*
+		 * A pending socket error (ENOBUFS: ACKs were lost) shows as POLLERR,
+		 * and libuv stops the handle on it. Watch again, and read: recvmmsg
+		 * returns the error and clears it.
+		 */
+		uv_poll_start(&nl.wr_poll, nl.wr_events, nl_on_wr);
+		events = UV_READABLE;
+	}
 	if (events & UV_READABLE) {
 		/* Each ACK is a datagram of its own: take up to NL_MMSG per system call. */
 		for (int i = 0; i < NL_RECV_BUDGET; i++) {
@@ -1114,8 +1121,9 @@ nl_on_mon(uv_poll_t *h, int status, int events)
 	(void)h;
 	(void)events;
 
+	/* An overrun (ENOBUFS) shows as POLLERR, and libuv stops the handle on it. */
 	if (status < 0)
-		return;
+		uv_poll_start(&nl.mon_poll, UV_READABLE, nl_on_mon);
 	mon_read(NL_RECV_BUDGET);
 	health_cb_end(t0, "netlink monitor");
 }

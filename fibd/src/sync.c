@@ -618,8 +618,12 @@ sync_on_readable(uv_poll_t *h, int status, int events)
 	(void)h;
 	(void)events;
 
+	/*
+	 * ENOBUFS (the dump lost messages) shows as POLLERR, and libuv stops the
+	 * handle on it: watch again, and read the error below.
+	 */
 	if (status < 0)
-		return;
+		uv_poll_start(&sy.poll, UV_READABLE, sync_on_readable);
 	for (int i = 0; i < SYNC_DUMP_DATAGRAMS && sy.dumping; i++) {
 		ssize_t n = mnl_socket_recvfrom(sy.sock, sy.rx, sizeof(sy.rx));
 		int r;
