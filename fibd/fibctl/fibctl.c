@@ -2,7 +2,7 @@
  * fibctl: the operator's CLI for fibd.
  *
  *   fibctl [-s SOCKET] [-j] status
- *   fibctl [-s SOCKET] resync
+ *   fibctl [-s SOCKET] resync [--table N]
  *   fibctl [-s SOCKET] feed [--name NAME] [--table N] [--metric N] [--wait] FILE|-
  *   fibctl help
  *
@@ -45,7 +45,8 @@ usage(FILE *f)
 	    "usage: fibctl [-s SOCKET] [-j] COMMAND\n"
 	    "commands:\n"
 	    "  status                  what fibd holds: clients, tables, netlink, loop health\n"
-	    "  resync                  rescan every table now and repair what differs\n"
+	    "  resync [--table N]      rescan every table (or table N) now and repair what\n"
+	    "                          differs\n"
 	    "  feed [--name NAME] [--table N] [--metric N] [--wait] FILE|-\n"
 	    "                          make the routes in FILE (ip route syntax, one per line)\n"
 	    "                          the desired state of client NAME (default \"fibctl\");\n"
@@ -222,7 +223,10 @@ hello_init(struct ps_hello *h, int role, const char *name)
 
 /* ---- status, resync ---- */
 
-/* A control request without arguments: print the answer's chunks, and its closing text. */
+/*
+ * A control request: print the answer's chunks, and its closing text. status
+ * takes no arguments; resync takes --table N (or iproute2's "table N").
+ */
 static int
 cmd_simple(int argc, char **argv)
 {
@@ -230,9 +234,21 @@ cmd_simple(int argc, char **argv)
 	struct ps_hello h;
 	struct ps_msg m;
 	const struct ps_msg *in;
+	char *end;
 	int rc;
 
-	if (argc != 1) {
+	memset(&m, 0, sizeof(m));
+	if (argc == 3 && !strcmp(argv[0], "resync") &&
+	    (!strcmp(argv[1], "--table") || !strcmp(argv[1], "table"))) {
+		errno = 0;
+		if (strtoul(argv[2], &end, 10) > UINT32_MAX || errno || end == argv[2] || *end) {
+			fprintf(stderr, "fibctl: resync: table '%s' is not a number\n", argv[2]);
+			return EXIT_USAGE;
+		}
+		m.u.ctl_request.n_args = 2;
+		m.u.ctl_request.args[0] = ps_str_from("table");
+		m.u.ctl_request.args[1] = ps_str_from(argv[2]);
+	} else if (argc != 1) {
 		usage(stderr);
 		return EXIT_USAGE;
 	}
@@ -243,7 +259,6 @@ cmd_simple(int argc, char **argv)
 		conn_close(&c);
 		return rc;
 	}
-	memset(&m, 0, sizeof(m));
 	m.type = PS_CTL_REQUEST;
 	m.u.ctl_request.req = 1;
 	snprintf(m.u.ctl_request.cmd, sizeof(m.u.ctl_request.cmd), "%s", argv[0]);

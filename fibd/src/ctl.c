@@ -3,6 +3,7 @@
  * with the request's JSON flag) in a buffer, then sent as CTL_CHUNKs of at most
  * PS_CHUNK_MAX bytes and a CTL_END. Unknown commands end with UNKNOWN_CMD.
  */
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -287,6 +288,47 @@ send_end(struct ps_buf *out, uint32_t req, int code, const char *text)
 	ps_enc_msg(out, &m, NULL);
 }
 
+/*
+ * resync [table N]: dump the tables again (both families of N) and repair what
+ * differs. A table whose first scan is still to come is left to it.
+ */
+static void
+resync(struct ps_buf *out, const struct ps_ctl_request *req)
+{
+	char text[128], *end;
+	unsigned long id;
+	unsigned n = 0;
+
+	if (!req->n_args) {
+		sync_rescan_all();
+		send_end(out, req->req, PS_E_OK, "a rescan of every table is under way");
+		return;
+	}
+	if (req->n_args != 2 || req->args[0].len != 5 || memcmp(req->args[0].ptr, "table", 5)) {
+		send_end(out, req->req, PS_E_ARGS, "usage: resync [table N]");
+		return;
+	}
+	snprintf(text, sizeof(text), "%.*s", (int)req->args[1].len, req->args[1].ptr);
+	errno = 0;
+	id = strtoul(text, &end, 10);
+	if (errno || end == text || *end || id > UINT32_MAX) {
+		snprintf(text, sizeof(text), "resync: table '%.*s' is not a number",
+		    (int)(req->args[1].len > 32 ? 32 : req->args[1].len), req->args[1].ptr);
+		send_end(out, req->req, PS_E_ARGS, text);
+		return;
+	}
+	for (int i = 0; i < 2; i++) {
+		struct rtable *t = table_get((uint32_t)id, i ? PS_FAM_V6 : PS_FAM_V4, false);
+		if (t && sync_rescan_table(t))
+			n++;
+	}
+	if (n)
+		snprintf(text, sizeof(text), "a rescan of table %lu is under way", id);
+	else
+		snprintf(text, sizeof(text), "fibd has not scanned table %lu yet: nothing to rescan", id);
+	send_end(out, req->req, n ? PS_E_OK : PS_E_ARGS, text);
+}
+
 void
 ctl_handle(struct ps_buf *out, const struct ps_ctl_request *req)
 {
@@ -295,12 +337,7 @@ ctl_handle(struct ps_buf *out, const struct ps_ctl_request *req)
 	struct ps_msg m;
 
 	if (!strcmp(req->cmd, "resync")) {
-		if (req->n_args) {
-			send_end(out, req->req, PS_E_ARGS, "resync takes no arguments: it rescans every table");
-			return;
-		}
-		sync_rescan_all();
-		send_end(out, req->req, PS_E_OK, "a rescan of every table is under way");
+		resync(out, req);
 		return;
 	}
 	if (strcmp(req->cmd, "status")) {

@@ -27,6 +27,7 @@
  * Ownership: nl holds no route it did not get from nl_enqueue, and releases none;
  * the done callback decides.
  */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <sys/socket.h>
 #include <net/if.h>
@@ -35,6 +36,7 @@
 #include <time.h>
 
 #include <libmnl/libmnl.h>
+#include <linux/filter.h>
 #include <linux/nexthop.h>
 #include <linux/rtnetlink.h>
 
@@ -100,6 +102,7 @@ static struct {
 	uint64_t last_fail_ns;
 	uint32_t retry_ms;
 	uint32_t link_gen;
+	uint32_t wr_portid;   /* the writer's netlink port: notifications of its writes carry it */
 	bool use_nhid;        /* kernel nexthop objects instead of inline nexthops */
 	uint32_t next_nh_id;
 	uint32_t *nh_dels;    /* nexthop objects to delete */
@@ -1050,9 +1053,15 @@ mon_route(const struct nlmsghdr *nlh)
 			break;
 		}
 	}
+	if (nlh->nlmsg_pid == nl.wr_portid && nl.wr_portid)
+		return; /* an echo of fibd's own write, if the filter let one by */
 	if (!(t = table_get(table, fam, false)))
 		return;
-	/* Any change: a dump of this table running now may not be a snapshot (sync.c). */
+	/*
+	 * A change by someone else: a dump of this table running now may not be a
+	 * snapshot (sync.c). fibd's own writes during a rescan are covered by the
+	 * scan epoch instead.
+	 */
 	t->changes++;
 	if ((nlh->nlmsg_type == RTM_DELROUTE) != (rtm->rtm_protocol == nl.protocol))
 		return; /* our own adds and others' deletes say nothing about our routes */
@@ -1137,6 +1146,30 @@ nl_monitor_catch_up(void)
 }
 
 /* ---- setup ---- */
+
+/*
+ * Keep the notifications of fibd's own writes off the monitor socket: the
+ * kernel sends each route notification in a datagram of its own, stamped with
+ * the port of the socket whose request caused it. During a bulk load those
+ * echoes are nearly all of the traffic, they say nothing fibd does not know
+ * from its ACKs, and they would overrun the socket and hide what others do.
+ * Classic BPF loads are big-endian; nlmsg_pid is in host order.
+ */
+static void
+filter_echoes(struct mnl_socket *mon, uint32_t portid)
+{
+	struct sock_filter code[] = {
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct nlmsghdr, nlmsg_pid)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, htonl(portid), 0, 1),
+		BPF_STMT(BPF_RET | BPF_K, 0),
+		BPF_STMT(BPF_RET | BPF_K, 0xffffffff),
+	};
+	struct sock_fprog prog = { .len = sizeof(code) / sizeof(code[0]), .filter = code };
+
+	if (setsockopt(mnl_socket_get_fd(mon), SOL_SOCKET, SO_ATTACH_FILTER, &prog, sizeof(prog)) < 0)
+		log_warn("nl: cannot filter fibd's own notifications off the monitor (%s); "
+			 "they are read and ignored", strerror(errno));
+}
 
 static int
 open_socket(struct mnl_socket **ret, unsigned groups, int size)
@@ -1354,6 +1387,8 @@ nl_init(uv_loop_t *loop, uint8_t protocol, nl_done_cb done, uint32_t monitor_buf
 		mnl_socket_close(nl.wr);
 		return r;
 	}
+	nl.wr_portid = mnl_socket_get_portid(nl.wr);
+	filter_echoes(nl.mon, nl.wr_portid);
 	for (int k = 0; k < NL_MMSG; k++) {
 		nl.mm.iov[k].iov_base = nl.mm.buf[k];
 		nl.mm.iov[k].iov_len = NL_MMSG_BUF;

@@ -76,15 +76,13 @@ static struct {
 		char name[PS_IFNAMSIZ];
 	} ifnames[64];
 	uv_poll_t poll;
-	uv_timer_t retry;
+	uv_timer_t retry;   /* the earliest backoff of a queued table ends */
 	bool open;
 	uint8_t protocol;
-	uint16_t queue[TABLE_MAX];
-	unsigned q_head, q_n;
+	uint64_t order;     /* stamps queued tables */
 	struct rtable *cur;
 	uint32_t seq;
 	uint64_t bytes;
-	uint32_t retry_ms;
 	struct sync_key *keys;
 	size_t n_keys, cap_keys;
 	bool keys_failed;
@@ -539,7 +537,7 @@ job_end(bool ok, const char *why)
 	sy.dumping = false;
 	if (ok) {
 		sy.st.dumps_completed++;
-		sy.retry_ms = SYNC_RETRY_MIN_MS;
+		t->scan_retry_ms = 0;
 		sy.apply_rescan = t->scan == SCAN_DONE;
 		sy.apply_at = 0;
 		sy.apply_adopted = 0;
@@ -547,22 +545,68 @@ job_end(bool ok, const char *why)
 		uv_idle_start(&sy.applier, sync_on_apply);
 		return;
 	}
-	log_warn("sync: table %u: dump discarded (%s); retrying in %u ms", t->id, why, sy.retry_ms);
-	/* Back at the head of the queue, after a pause. */
-	sy.q_head = (sy.q_head + TABLE_MAX - 1) % TABLE_MAX;
-	sy.queue[sy.q_head] = t->idx;
-	sy.q_n++;
+	/*
+	 * Again after a pause that doubles with each discard. The backoff is the
+	 * table's own: other tables' scans go ahead meanwhile, so a table under
+	 * churn does not hold up the first scan of another.
+	 */
+	if (t->scan_retry_ms < SYNC_RETRY_MIN_MS)
+		t->scan_retry_ms = SYNC_RETRY_MIN_MS;
+	log_warn("sync: table %u %s: dump discarded (%s); retrying in %u ms", t->id,
+	    t->family == PS_FAM_V4 ? "inet" : "inet6", why, t->scan_retry_ms);
+	t->scan_not_before = uv_now(sy.loop) + t->scan_retry_ms;
+	t->scan_retry_ms = t->scan_retry_ms * 2 > SYNC_RETRY_MAX_MS ? SYNC_RETRY_MAX_MS : t->scan_retry_ms * 2;
 	if (t->scan != SCAN_DONE)
 		t->scan = SCAN_QUEUED;
-	else
-		t->rescan_queued = true;
-	uv_timer_start(&sy.retry, sync_on_retry, sy.retry_ms, 0);
-	sy.retry_ms = sy.retry_ms * 2 > SYNC_RETRY_MAX_MS ? SYNC_RETRY_MAX_MS : sy.retry_ms * 2;
+	if (!t->scan_queued) {
+		t->scan_queued = true;
+		t->scan_order = ++sy.order;
+	}
 	drop_attrs(0);
 	sy.n_keys = 0;
 	sy.keys_failed = false;
 	sy.cur = NULL;
 	sy.busy = false;
+	start_next();
+}
+
+static void
+enqueue(struct rtable *t)
+{
+	if (t->scan_queued)
+		return;
+	t->scan_queued = true;
+	t->scan_order = ++sy.order;
+	start_next();
+}
+
+/*
+ * The next table to dump: first scans before rescans (writes wait for them),
+ * then in the order they were queued; tables in backoff wait, and the retry
+ * timer wakes the queue when the earliest backoff ends.
+ */
+static struct rtable *
+pick_next(void)
+{
+	uint64_t now = uv_now(sy.loop), wait = UINT64_MAX;
+	struct rtable *best = NULL;
+
+	for (unsigned i = 0; i < table_count(); i++) {
+		struct rtable *t = table_at((uint16_t)i);
+		if (!t->scan_queued)
+			continue;
+		if (t->scan_not_before > now) {
+			if (t->scan_not_before - now < wait)
+				wait = t->scan_not_before - now;
+			continue;
+		}
+		if (!best || (t->scan != SCAN_DONE && best->scan == SCAN_DONE) ||
+		    ((t->scan != SCAN_DONE) == (best->scan != SCAN_DONE) && t->scan_order < best->scan_order))
+			best = t;
+	}
+	if (!best && wait != UINT64_MAX)
+		uv_timer_start(&sy.retry, sync_on_retry, wait, 0);
+	return best;
 }
 
 static void
@@ -573,18 +617,15 @@ start_next(void)
 	struct rtmsg *rtm;
 	struct rtable *t;
 
-	if (!sy.open || sy.busy || !sy.q_n || uv_is_active((uv_handle_t *)&sy.retry))
+	if (!sy.open || sy.busy || !(t = pick_next()))
 		return;
-	t = table_at(sy.queue[sy.q_head]);
-	sy.q_head = (sy.q_head + 1) % TABLE_MAX;
-	sy.q_n--;
+	t->scan_queued = false;
 	sy.cur = t;
 	sy.busy = true;
 	sy.dumping = true;
 	sy.overruns_at_start = nl_monitor_catch_up();
 	sy.changes_at_start = t->changes;
 	if (t->scan == SCAN_DONE) {
-		t->rescan_queued = false;
 		/*
 		 * A new epoch from the moment the dump is asked for: routes the kernel
 		 * acknowledges from now on carry it too (nl.c), so the repair walk does
@@ -679,25 +720,30 @@ sync_table_ready(struct rtable *t)
 	}
 	if (t->scan == SCAN_NONE) {
 		t->scan = SCAN_QUEUED;
-		sy.queue[(sy.q_head + sy.q_n) % TABLE_MAX] = t->idx;
-		sy.q_n++;
-		start_next();
+		enqueue(t);
 	}
 	return false;
+}
+
+bool
+sync_rescan_table(struct rtable *t)
+{
+	/* A table whose first scan is still to come gets nothing from a rescan. */
+	if (!sy.open || t->scan != SCAN_DONE)
+		return false;
+	/*
+	 * Asked again while its dump runs: once more afterwards, since the change
+	 * that made someone ask may have come after the dump's snapshot.
+	 */
+	enqueue(t);
+	return true;
 }
 
 void
 sync_rescan_all(void)
 {
-	for (unsigned i = 0; i < table_count(); i++) {
-		struct rtable *t = table_at((uint16_t)i);
-		if (t->scan != SCAN_DONE || t->rescan_queued)
-			continue;
-		t->rescan_queued = true;
-		sy.queue[(sy.q_head + sy.q_n) % TABLE_MAX] = t->idx;
-		sy.q_n++;
-	}
-	start_next();
+	for (unsigned i = 0; i < table_count(); i++)
+		sync_rescan_table(table_at((uint16_t)i));
 }
 
 /*
@@ -740,7 +786,6 @@ sync_init(uv_loop_t *loop, uint8_t protocol, uint32_t grace_s, uint32_t interval
 	sy.grace_ms = grace_s * 1000;
 	sy.interval_ms = interval_s * 1000;
 	sy.read_attrs = true;
-	sy.retry_ms = SYNC_RETRY_MIN_MS;
 	sy.sock = mnl_socket_open2(NETLINK_ROUTE, SOCK_NONBLOCK | SOCK_CLOEXEC);
 	if (!sy.sock)
 		return -errno;

@@ -52,6 +52,8 @@ int sync_init(uv_loop_t *loop, uint8_t protocol, uint32_t grace_s, uint32_t inte
  * delay, so that a burst of link and address events costs one rescan.
  */
 void sync_rescan_all(void);
+/* sync_rescan_table - one table (false: its first scan is still to come). */
+bool sync_rescan_table(struct rtable *t);
 void sync_rescan_soon(void);
 void sync_close(void);
 

@@ -58,8 +58,11 @@ struct rtable {
 	uint16_t idx;
 	uint8_t scan;          /* its first scan (sync.c) */
 	uint8_t epoch;         /* counts its scans; routes a scan saw carry it in `seen` */
-	uint64_t changes;      /* route notifications seen for it (nl.c) */
-	bool rescan_queued;
+	bool scan_queued;      /* a dump of it (first scan or rescan) waits in sync's queue */
+	uint32_t scan_retry_ms;   /* the pause after its next discarded dump */
+	uint64_t scan_order;      /* when it was queued: the queue is FIFO within a kind */
+	uint64_t scan_not_before; /* uv_now() ms: its next dump waits out a backoff */
+	uint64_t changes;      /* route notifications by others seen for it (nl.c) */
 	struct tnode *root;    /* IPv6: every prefix; IPv4: prefixes shorter than /16 */
 	struct tnode **stride; /* IPv4: one subtrie per /16, for prefixes of /16 and longer */
 	uint64_t n_routes;    /* route entries */
