@@ -213,3 +213,36 @@ kernel_routes() {
 		ip -n "$ns" -6 -j route show table "$table" proto 12
 	} | routes_py canon-json
 }
+
+# ---- BIRD helpers (bird-glue/build.sh leaves bird and birdc in BIRD_DIR) ----
+
+BIRD_DIR=${BIRD_DIR:-$(dirname "$_lib_dir")/build/bird}
+
+# require_bird: skip without the patched BIRD, unless BIRD_REQUIRED=1 (the
+# README's test command sets it: there a missing BIRD is a failure).
+require_bird() {
+	[ -x "$BIRD_DIR/bird" ] && [ -x "$BIRD_DIR/birdc" ] && return 0
+	if [ "${BIRD_REQUIRED:-0}" = 1 ]; then
+		echo "1..1"
+		echo "not ok 1 - patched BIRD not found in $BIRD_DIR (bird-glue/build.sh)"
+		exit 1
+	fi
+	skip_all "patched BIRD not built (bird-glue/build.sh; BIRD_DIR=$BIRD_DIR)"
+}
+
+# start_bird VAR NS CONF: BIRD in the foreground inside NS with configuration
+# CONF, its control socket at CONF.ctl and its log at CONF.log; waits until
+# birdc answers.
+start_bird() {
+	local var=$1 ns=$2 conf=$3
+	start_bg "$var" ip netns exec "$ns" "$BIRD_DIR/bird" -f -c "$conf" -s "$conf.ctl" \
+		-P "$conf.pid" 2>>"$conf.log"
+	wait_until 20 ip netns exec "$ns" "$BIRD_DIR/birdc" -s "$conf.ctl" show status
+}
+
+# birdc_in NS CONF ARGS...: birdc for the BIRD started with CONF.
+birdc_in() {
+	local ns=$1 conf=$2
+	shift 2
+	ip netns exec "$ns" "$BIRD_DIR/birdc" -s "$conf.ctl" "$@"
+}

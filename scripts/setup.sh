@@ -12,6 +12,8 @@ packages=(
 	libcmocka-dev libclang-rt-14-dev iproute2 iputils-ping procps python3 python3-msgpack
 	# the man pages are checked with groff
 	groff-base
+	# bird-glue/build.sh: BIRD 2.0.12 from Debian's source package
+	dpkg-dev patch autoconf bison flex m4 libncurses-dev libreadline-dev libssh-gcrypt-dev
 )
 
 missing=()

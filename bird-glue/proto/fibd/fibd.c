@@ -1,0 +1,1034 @@
+/*
+ *	BIRD -- fibd protocol: export routes to the fibd daemon
+ *
+ *	Can be freely distributed and used under the terms of the GNU GPL.
+ */
+
+/**
+ * DOC: fibd
+ *
+ * The fibd protocol replaces the kernel protocol for export. It does no netlink
+ * work at all: it hands each exported route to fibd, a separate daemon, over a
+ * Unix socket (the proto-shim protocol, docs/PROTOCOL.md), and fibd installs it
+ * in the kernel in batches and keeps the kernel in sync. So BIRD never waits for
+ * a kernel ACK and never dumps a kernel table.
+ *
+ * Never blocking: rt_notify() only encodes the change and records it in the
+ * pending set, one entry per route key (family, prefix, length, metric), kept
+ * in a FIFO queue and found through a hash. A later change of a key still
+ * pending replaces the entry in place, so repeated changes coalesce and the
+ * pending set is bounded by the size of the table, not by the update rate; BIRD
+ * 2 feeds a whole table at once without backpressure. The tx event copies whole
+ * messages from the head of the queue into the socket's buffer, a bounded
+ * number of buffers per run, and goes on from the tx hook when the socket
+ * drains. Past the pending limit the session is dropped: the reconnect brings a
+ * full feed.
+ *
+ * Sessions: connect (nonblocking; an AF_UNIX connect finishes or fails at
+ * once), HELLO, WELCOME. Only then does the protocol go UP, which makes BIRD
+ * run a clean initial feed of every channel; it is framed by FEED_BEGIN and
+ * FEED_END of a new generation, so fibd withdraws whatever an earlier BIRD or
+ * session had installed and this one no longer exports (mark and sweep). While
+ * disconnected the protocol stays in START: BIRD sends it nothing, and fibd
+ * keeps the kernel's routes for the stale time. The queue is empty whenever a
+ * session starts, so the feed's markers and routes go out in order.
+ *
+ * Shutdown: BYE with FLUSH withdraws our routes, as the kernel protocol does,
+ * unless persist is on, BIRD restarts gracefully, or the protocol restarts
+ * (reconfiguration, birdc restart): then fibd keeps them and the next full feed
+ * prunes what is gone.
+ */
+
+#undef LOCAL_DEBUG
+
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+#include <fcntl.h>
+
+#include "nest/bird.h"
+#include "nest/iface.h"
+#include "nest/protocol.h"
+#include "nest/route.h"
+#include "nest/cli.h"
+#include "conf/conf.h"
+#include "lib/string.h"
+#include "lib/unaligned.h"
+#include "lib/hash.h"
+#include "sysdep/unix/krt.h"
+
+#include <proto-shim/msg.h>
+#include <proto-shim/enc.h>
+#include <proto-shim/dec.h>
+
+#include "fibd.h"
+
+#define FIBD_BUF_SIZE	65536		/* socket buffers; a message is at most ~8 kB */
+#define FIBD_TX_ROUNDS	16		/* socket buffers filled per tx event */
+#define FIBD_INLINE	56		/* message bytes kept in the entry itself */
+#define FIBD_STOP_WAIT	(1 S_)		/* BYE gets this long to drain at shutdown */
+#define FIBD_HASH_MIN	10
+
+enum { FIBD_E_ROUTE, FIBD_E_MARK };
+
+struct fibd_entry {
+  node n;				/* on p->queue */
+  struct fibd_entry *hnext;		/* hash chain; routes only */
+  u32 hash;
+  u32 metric;
+  u16 len;				/* bytes of the encoded message */
+  u16 ext_cap;
+  u8 kind;				/* FIBD_E_* */
+  u8 fam, plen;
+  byte prefix[16];
+  byte *ext;				/* the message when longer than FIBD_INLINE */
+  byte msg[FIBD_INLINE];
+};
+
+static struct ps_msg fibd_msg;		/* large (256 nexthops): one, reused */
+static struct ps_buf fibd_enc;		/* scratch encoding buffer */
+
+static void fibd_connect(timer *t);
+static void fibd_disconnect(struct fibd_proto *p, const char *why);
+static void fibd_send_tx(void *data);
+
+static inline const byte *
+entry_msg(const struct fibd_entry *e)
+{
+  return e->ext ? e->ext : e->msg;
+}
+
+
+/*
+ *	The pending set
+ */
+
+static inline u32
+fibd_key_hash(u8 fam, u8 plen, const byte *prefix, u32 metric)
+{
+  return mem_hash(prefix, fam == PS_FAM_V4 ? 4 : 16) ^ (plen * 0x9e3779b1u) ^ (metric * 0x85ebca6bu) ^ fam;
+}
+
+static struct fibd_entry *
+fibd_find(struct fibd_proto *p, u32 h, u8 fam, u8 plen, const byte *prefix, u32 metric)
+{
+  struct fibd_entry *e = p->hash[h >> (32 - p->hash_order)];
+
+  for (; e; e = e->hnext)
+    if (e->hash == h && e->fam == fam && e->plen == plen && e->metric == metric &&
+	!memcmp(e->prefix, prefix, 16))
+      return e;
+  return NULL;
+}
+
+static void
+fibd_hash_resize(struct fibd_proto *p, uint order)
+{
+  struct fibd_entry **old = p->hash;
+  uint old_size = old ? 1U << p->hash_order : 0;
+
+  p->hash = mb_allocz(p->p.pool, sizeof(struct fibd_entry *) << order);
+  p->hash_order = order;
+  for (uint i = 0; i < old_size; i++)
+    for (struct fibd_entry *e = old[i], *next; e; e = next)
+    {
+      next = e->hnext;
+      uint b = e->hash >> (32 - order);
+      e->hnext = p->hash[b];
+      p->hash[b] = e;
+    }
+  if (old)
+    mb_free(old);
+}
+
+static void
+fibd_hash_remove(struct fibd_proto *p, struct fibd_entry *e)
+{
+  struct fibd_entry **pp = &p->hash[e->hash >> (32 - p->hash_order)];
+
+  while (*pp != e)
+    pp = &(*pp)->hnext;
+  *pp = e->hnext;
+  p->hash_count--;
+}
+
+static void
+fibd_set_msg(struct fibd_proto *p, struct fibd_entry *e, const byte *msg, uint len)
+{
+  p->pending_bytes -= e->len;
+  if (len <= FIBD_INLINE)
+  {
+    if (e->ext)
+      mb_free(e->ext);
+    e->ext = NULL;
+    e->ext_cap = 0;
+    memcpy(e->msg, msg, len);
+  }
+  else
+  {
+    if (e->ext_cap < len)
+    {
+      if (e->ext)
+	mb_free(e->ext);
+      e->ext = mb_alloc(p->p.pool, len);
+      e->ext_cap = len;
+    }
+    memcpy(e->ext, msg, len);
+  }
+  e->len = len;
+  p->pending_bytes += len;
+}
+
+static void
+fibd_free_entry(struct fibd_proto *p, struct fibd_entry *e)
+{
+  rem_node(&e->n);
+  if (e->kind == FIBD_E_ROUTE)
+  {
+    fibd_hash_remove(p, e);
+    p->pending--;
+  }
+  p->pending_bytes -= e->len;
+  if (e->ext)
+    mb_free(e->ext);
+  sl_free(e);
+}
+
+static void
+fibd_flush_queue(struct fibd_proto *p)
+{
+  while (!EMPTY_LIST(p->queue))
+    fibd_free_entry(p, HEAD(p->queue));
+  if (p->hash_order != FIBD_HASH_MIN)
+  {
+    mb_free(p->hash);
+    p->hash = NULL;
+    fibd_hash_resize(p, FIBD_HASH_MIN);
+  }
+}
+
+/* A marker (FEED_BEGIN, FEED_END, BYE): queued in order, never coalesced. */
+static void
+fibd_queue_mark(struct fibd_proto *p, const struct ps_msg *m)
+{
+  struct fibd_entry *e;
+
+  fibd_enc.len = 0;
+  if (ps_enc_msg(&fibd_enc, m, NULL) < 0)
+    bug("fibd: cannot encode %s", ps_msg_type_name(m->type));
+  e = sl_allocz(p->entry_slab);
+  e->kind = FIBD_E_MARK;
+  fibd_set_msg(p, e, fibd_enc.data, fibd_enc.len);
+  add_tail(&p->queue, &e->n);
+  ev_schedule(p->tx_event);
+}
+
+/*
+ * Record the encoded change (fibd_enc) for its key: a new entry at the tail, or
+ * the pending entry of the same key updated in place.
+ */
+static void
+fibd_queue_route(struct fibd_proto *p, u8 fam, u8 plen, const byte *prefix, u32 metric)
+{
+  u32 h = fibd_key_hash(fam, plen, prefix, metric);
+  struct fibd_entry *e = fibd_find(p, h, fam, plen, prefix, metric);
+
+  if (e)
+  {
+    p->st.coalesced++;
+    fibd_set_msg(p, e, fibd_enc.data, fibd_enc.len);
+    return;
+  }
+  if (p->pending >= p->cf->pending_limit)
+  {
+    /* Dropped from an event: not from inside the table's export. */
+    if (!p->drop_pending)
+    {
+      log(L_WARN "%s: %u changes wait for fibd, the pending limit; dropping the session",
+	  p->p.name, p->pending);
+      p->drop_pending = 1;
+      p->st.drops++;
+      ev_schedule(p->tx_event);
+    }
+    return;
+  }
+  e = sl_allocz(p->entry_slab);
+  e->kind = FIBD_E_ROUTE;
+  e->hash = h;
+  e->fam = fam;
+  e->plen = plen;
+  e->metric = metric;
+  memcpy(e->prefix, prefix, 16);
+  fibd_set_msg(p, e, fibd_enc.data, fibd_enc.len);
+  add_tail(&p->queue, &e->n);
+  e->hnext = p->hash[h >> (32 - p->hash_order)];
+  p->hash[h >> (32 - p->hash_order)] = e;
+  p->hash_count++;
+  p->pending++;
+  if (p->hash_count > (2U << p->hash_order) && p->hash_order < 28)
+    fibd_hash_resize(p, p->hash_order + 2);
+  ev_schedule(p->tx_event);
+}
+
+
+/*
+ *	Sending
+ */
+
+/* Shutdown: BYE has left (or could not): the protocol is down. */
+static void
+fibd_stopped(struct fibd_proto *p)
+{
+  tm_stop(p->stop_timer);
+  if (p->sk)
+  {
+    rfree(p->sk);
+    p->sk = NULL;
+  }
+  p->dec = ps_dec_free(p->dec);
+  fibd_flush_queue(p);
+  p->state = FIBD_S_IDLE;
+  proto_notify_state(&p->p, PS_DOWN);
+}
+
+/*
+ * Copy whole messages from the head of the queue into the socket's buffer and
+ * send them, FIBD_TX_ROUNDS buffers per run; the tx hook goes on when a partial
+ * write drains, the event when the budget ran out.
+ */
+static void
+fibd_pump(struct fibd_proto *p)
+{
+  for (int round = 0; round < FIBD_TX_ROUNDS; round++)
+  {
+    sock *sk = p->sk;
+    uint len = 0;
+
+    if (!sk || !sk_tx_buffer_empty(sk))
+      return;
+    while (!EMPTY_LIST(p->queue))
+    {
+      struct fibd_entry *e = HEAD(p->queue);
+      if (len + e->len > sk->tbsize)
+	break;
+      memcpy(sk->tbuf + len, entry_msg(e), e->len);
+      len += e->len;
+      fibd_free_entry(p, e);
+    }
+    if (!len)
+    {
+      if (p->state == FIBD_S_STOPPING)
+	fibd_stopped(p);
+      return;
+    }
+    p->st.bytes_out += len;
+    int r = sk_send(sk, len);
+    if (r < 0)
+      return;			/* the error hook ran: p->sk is gone */
+    if (r == 0)
+      return;			/* the tx hook goes on */
+  }
+  ev_schedule(p->tx_event);
+}
+
+static void
+fibd_send_tx(void *data)
+{
+  struct fibd_proto *p = data;
+
+  if (p->drop_pending)
+  {
+    p->drop_pending = 0;
+    if (p->sk)
+      fibd_disconnect(p, "too many changes pending");
+    return;
+  }
+  fibd_pump(p);
+}
+
+static void
+fibd_tx_hook(sock *sk)
+{
+  fibd_pump(sk->data);
+}
+
+
+/*
+ *	Encoding routes
+ */
+
+static uint
+fibd_put_addr(ip_addr a, byte *buf)
+{
+  if (ipa_is_ip4(a))
+  {
+    put_ip4(buf, ipa_to_ip4(a));
+    return PS_FAM_V4;
+  }
+  put_ip6(buf, ipa_to_ip6(a));
+  return PS_FAM_V6;
+}
+
+static void
+fibd_key(struct fibd_proto *p, const net_addr *n, u32 metric, struct ps_key *k)
+{
+  memset(k, 0, sizeof(*k));
+  k->family = n->type == NET_IP4 ? PS_FAM_V4 : PS_FAM_V6;
+  k->plen = net_pxlen(n);
+  fibd_put_addr(net_prefix(n), k->prefix.b);
+  if (!p->cf->metric)
+  {
+    k->has |= PS_KEY_METRIC;
+    k->metric = metric;
+  }
+}
+
+/*
+ * The route as fibd's ROUTE message (into fibd_msg), with the kernel
+ * protocol's attributes: krt_prefsrc, krt_realm, krt_scope and krt_mtu.
+ * Returns NULL, or why fibd's protocol cannot carry the route.
+ */
+static const char *
+fibd_fill_route(struct fibd_proto *p, const net_addr *n, rte *e, u32 metric)
+{
+  struct ps_route *r = &fibd_msg.u.route;
+  rta *a = e->attrs;
+  eattr *ea;
+
+  fibd_msg.type = PS_ROUTE;
+  memset(r, 0, offsetof(struct ps_route, nh));
+  fibd_key(p, n, metric, &r->key);
+
+  switch (a->dest)
+  {
+  case RTD_UNICAST:
+    r->type = PS_RT_UNICAST;
+    for (struct nexthop *nh = &a->nh; nh; nh = nh->next)
+    {
+      struct ps_nexthop *x;
+      if (r->n_nexthops == PS_NEXTHOPS_MAX)
+	return "more than 256 next hops";
+      if (nh->labels)
+	return "MPLS labels are not supported";
+      x = &r->nh[r->n_nexthops++];
+      memset(x, 0, sizeof(*x));
+      if (ipa_nonzero(nh->gw))
+	x->gw_family = fibd_put_addr(nh->gw, x->gw.b);
+      if (nh->iface)
+	bsnprintf(x->ifname, sizeof(x->ifname), "%s", nh->iface->name);
+      x->weight = nh->weight + 1;
+      x->flags = (nh->flags & RNF_ONLINK) ? PS_NH_ONLINK : 0;
+    }
+    break;
+  case RTD_BLACKHOLE:	r->type = PS_RT_BLACKHOLE; break;
+  case RTD_UNREACHABLE:	r->type = PS_RT_UNREACHABLE; break;
+  case RTD_PROHIBIT:	r->type = PS_RT_PROHIBIT; break;
+  default:		return "not a kernel route type";
+  }
+
+  if (ea = ea_find(a->eattrs, EA_KRT_PREFSRC))
+  {
+    ip_addr src = *(ip_addr *) ea->u.ptr->data;
+    if ((r->key.family == PS_FAM_V4) != ipa_is_ip4(src))
+      return "krt_prefsrc of the other address family";
+    fibd_put_addr(src, r->prefsrc.b);
+    r->has |= PS_RA_PREFSRC;
+  }
+  if (ea = ea_find(a->eattrs, EA_KRT_REALM))
+  {
+    r->realm = ea->u.data;
+    r->has |= PS_RA_REALM;
+  }
+  if (ea = ea_find(a->eattrs, EA_KRT_SCOPE))
+  {
+    r->scope = ea->u.data;
+    r->has |= PS_RA_SCOPE;
+  }
+  if (ea = ea_find(a->eattrs, EA_KRT_MTU))
+  {
+    r->mtu = ea->u.data;
+    r->has |= PS_RA_MTU;
+  }
+  return NULL;
+}
+
+static void
+fibd_encode_withdraw(struct fibd_proto *p, const net_addr *n, u32 metric)
+{
+  fibd_msg.type = PS_WITHDRAW;
+  fibd_key(p, n, metric, &fibd_msg.u.withdraw);
+  fibd_enc.len = 0;
+  if (ps_enc_msg(&fibd_enc, &fibd_msg, NULL) < 0)
+    bug("fibd: cannot encode a withdraw of %N", n);
+}
+
+static inline u32
+fibd_route_metric(struct fibd_proto *p, rte *e)
+{
+  if (p->cf->metric)
+    return p->cf->metric;
+  return e ? ea_get_int(e->attrs->eattrs, EA_KRT_METRIC, 0) : 0;
+}
+
+static int
+fibd_preexport(struct channel *c, rte *e)
+{
+  /* Not our own routes (learn), and only what the kernel can hold. */
+  if (e->src->proto == c->proto)
+    return -1;
+  switch (e->attrs->dest)
+  {
+  case RTD_UNICAST: case RTD_BLACKHOLE: case RTD_UNREACHABLE: case RTD_PROHIBIT:
+    return 0;
+  default:
+    return -1;
+  }
+}
+
+static void
+fibd_rt_notify(struct proto *P, struct channel *c UNUSED, net *net, rte *new, rte *old)
+{
+  struct fibd_proto *p = (void *) P;
+  const net_addr *n = net->n.addr;
+  byte prefix[16] = { 0 };
+  u8 fam = n->type == NET_IP4 ? PS_FAM_V4 : PS_FAM_V6;
+  u32 metric = fibd_route_metric(p, new ?: old);
+  struct ps_fault fault;
+
+  /* BIRD's own shutdown withdraws everything: fibd hears of it from BYE. */
+  if (config->shutdown || p->state != FIBD_S_UP || p->drop_pending)
+    return;
+  fibd_put_addr(net_prefix(n), prefix);
+
+  /* With per-route metrics (metric 0), a new metric is a new kernel key. */
+  if (new && old && !p->cf->metric)
+  {
+    u32 old_metric = fibd_route_metric(p, old);
+    if (old_metric != metric)
+    {
+      fibd_encode_withdraw(p, n, old_metric);
+      p->st.withdraws_sent++;
+      fibd_queue_route(p, fam, net_pxlen(n), prefix, old_metric);
+    }
+  }
+
+  if (new)
+  {
+    const char *why = fibd_fill_route(p, n, new, metric);
+    fibd_enc.len = 0;
+    if (!why && ps_enc_msg(&fibd_enc, &fibd_msg, &fault) == 0)
+      why = fault.text;
+    if (!why)
+    {
+      p->st.routes_sent++;
+      fibd_queue_route(p, fam, net_pxlen(n), prefix, metric);
+      return;
+    }
+    /* Not carried: make sure no older version of it stays in the kernel. */
+    p->st.encode_errors++;
+    log_rl(&p->log_tbf, L_WARN "%s: %N cannot go to fibd (%s); withdrawn instead",
+	   p->p.name, n, why);
+  }
+  fibd_encode_withdraw(p, n, metric);
+  p->st.withdraws_sent++;
+  fibd_queue_route(p, fam, net_pxlen(n), prefix, metric);
+}
+
+static void
+fibd_feed_end(struct channel *c)
+{
+  struct fibd_proto *p = (void *) c->proto;
+  uint bit = (c == p->ip4) ? 1 : 2;
+
+  if (!(p->feeds_open & bit) || p->state != FIBD_S_UP)
+    return;
+  p->feeds_open &= ~bit;
+  if (p->feeds_open)
+    return;
+  fibd_msg.type = PS_FEED_END;
+  fibd_msg.u.generation = p->generation;
+  fibd_queue_mark(p, &fibd_msg);
+  p->feed_ended = current_time();
+  p->feed_routes = p->st.routes_sent - p->feed_routes;
+  log(L_INFO "%s: full feed queued for fibd (%lu routes)", p->p.name, p->feed_routes);
+}
+
+
+/*
+ *	Receiving
+ */
+
+static void
+fibd_got_status(struct fibd_proto *p, const struct ps_status *s)
+{
+  for (uint i = 0; i < s->n; i++)
+  {
+    const struct ps_status_entry *r = &s->e[i];
+    const char *what;
+
+    switch (r->state)
+    {
+    case PS_RS_INSTALLED: p->st.installed++; continue;
+    case PS_RS_REMOVED:   p->st.removed++; continue;
+    case PS_RS_FAILED:    p->st.failed++; what = "failed"; break;
+    case PS_RS_WAITING:   p->st.waiting++; what = "waits for its next hop"; break;
+    case PS_RS_REJECTED:  p->st.rejected++; what = "was rejected"; break;
+    default: continue;
+    }
+    ip_addr a = (r->key.family == PS_FAM_V4) ? ipa_from_ip4(get_ip4(r->key.prefix.b))
+					      : ipa_from_ip6(get_ip6(r->key.prefix.b));
+    log_rl(&p->log_tbf, L_WARN "%s: %I/%u table %u metric %u %s: %s%s%.*s", p->p.name,
+	   a, r->key.plen, r->key.table, r->key.metric, what, strerror(r->error),
+	   r->text.len ? ": " : "", (int) MIN(r->text.len, 200), r->text.ptr);
+  }
+}
+
+/* WELCOME: export starts with a full feed of a new generation. */
+static void
+fibd_welcome(struct fibd_proto *p, const struct ps_welcome *w)
+{
+  bsnprintf(p->server_id, sizeof(p->server_id), "%s", w->server_id);
+  p->version = w->version;
+  p->boot_epoch = w->boot_epoch;
+  p->since = current_real_time();
+  p->state = FIBD_S_UP;
+  p->retry = FIBD_RETRY_MIN;
+  p->st.connects++;
+  log(L_INFO "%s: connected to %s", p->p.name, p->server_id);
+
+  p->generation = (u64) current_real_time();
+  p->feeds_open = (p->ip4 ? 1 : 0) | (p->ip6 ? 2 : 0);
+  p->feed_started = current_time();
+  p->feed_ended = 0;
+  p->feed_routes = p->st.routes_sent;
+  fibd_msg.type = PS_FEED_BEGIN;
+  fibd_msg.u.generation = p->generation;
+  fibd_queue_mark(p, &fibd_msg);
+  proto_notify_state(&p->p, PS_UP);
+}
+
+static int
+fibd_rx_hook(sock *sk, uint size)
+{
+  struct fibd_proto *p = sk->data;
+  const struct ps_msg *m;
+  uint off = 0;
+  int r;
+
+  while (off < size)
+  {
+    r = ps_dec_feed(p->dec, sk->rbuf + off, size - off);
+    if (r < 0)
+      goto bad;
+    off += r;
+    while ((r = ps_dec_next(p->dec, &m)) == 1)
+    {
+      switch (m->type)
+      {
+      case PS_WELCOME:
+	if (p->state != FIBD_S_HELLO)
+	  goto state;
+	fibd_welcome(p, &m->u.welcome);
+	break;
+      case PS_ERROR:
+	bsnprintf(p->last_error, sizeof(p->last_error), "%s%s%s: %.*s",
+		  ps_err_name(m->u.error.code) ?: "?", m->u.error.field[0] ? " " : "",
+		  m->u.error.field, (int) MIN(m->u.error.text.len, 100), m->u.error.text.ptr);
+	log(L_ERR "%s: fibd refused the session: %s", p->p.name, p->last_error);
+	fibd_disconnect(p, "fibd sent an error");
+	return 0;
+      case PS_ROUTE_STATUS:
+	fibd_got_status(p, &m->u.status);
+	break;
+      case PS_REFEED:
+	/* Sent after WELCOME to a name fibd knows nothing of: our feed is under way. */
+	if (!p->feeds_open && p->state == FIBD_S_UP)
+	{
+	  log(L_INFO "%s: fibd asks for a full feed", p->p.name);
+	  if (p->ip4 && p->ip4->channel_state == CS_UP)
+	    channel_request_feeding(p->ip4);
+	  if (p->ip6 && p->ip6->channel_state == CS_UP)
+	    channel_request_feeding(p->ip6);
+	}
+	break;
+      default:
+	break;			/* PONG, LEARN: nothing asked for yet */
+      }
+      if (!p->sk)
+	return 0;		/* disconnected meanwhile */
+    }
+    if (r < 0)
+      goto bad;
+  }
+  return 1;
+
+bad:
+  log(L_ERR "%s: bad message from fibd: %s", p->p.name,
+      ps_dec_fault(p->dec) ? ps_dec_fault(p->dec)->text : "decoder failure");
+  fibd_disconnect(p, "bad message");
+  return 0;
+
+state:
+  log(L_ERR "%s: unexpected %s from fibd", p->p.name, ps_msg_type_name(m->type) ?: "message");
+  fibd_disconnect(p, "protocol error");
+  return 0;
+}
+
+static void
+fibd_err_hook(sock *sk, int err)
+{
+  struct fibd_proto *p = sk->data;
+
+  if (p->state == FIBD_S_STOPPING)
+  {
+    fibd_stopped(p);
+    return;
+  }
+  if (err)
+    log(L_WARN "%s: connection to fibd failed: %M", p->p.name, err);
+  else
+    log(L_WARN "%s: fibd closed the connection", p->p.name);
+  fibd_disconnect(p, NULL);
+}
+
+
+/*
+ *	Connecting
+ */
+
+static void
+fibd_retry_later(struct fibd_proto *p)
+{
+  tm_start(p->retry_timer, p->retry);
+  p->retry = MIN(p->retry * 2, FIBD_RETRY_MAX);
+}
+
+/* The session is over: pause export (BIRD sends nothing meanwhile), try again later. */
+static void
+fibd_disconnect(struct fibd_proto *p, const char *why)
+{
+  if (why)
+    log(L_WARN "%s: disconnecting from fibd: %s", p->p.name, why);
+  if (p->sk)
+  {
+    rfree(p->sk);
+    p->sk = NULL;
+  }
+  p->dec = ps_dec_free(p->dec);
+  fibd_flush_queue(p);
+  p->feeds_open = 0;
+  p->drop_pending = 0;
+  p->state = FIBD_S_IDLE;
+  p->st.disconnects++;
+  if (p->p.proto_state == PS_UP)
+    proto_notify_state(&p->p, PS_START);
+  fibd_retry_later(p);
+}
+
+static int
+fibd_send_hello(struct fibd_proto *p)
+{
+  struct ps_hello *h = &fibd_msg.u.hello;
+  struct ps_fault fault;
+
+  memset(&fibd_msg, 0, offsetof(struct ps_msg, u) + sizeof(*h));
+  fibd_msg.type = PS_HELLO;
+  h->n_versions = 1;
+  h->versions[0] = PS_VERSION_MAX;
+  h->role = PS_ROLE_FEED;
+  bsnprintf(h->name, sizeof(h->name), "bird:%s", p->p.name);
+  h->has = PS_HELLO_TABLE | PS_HELLO_METRIC | PS_HELLO_FAMILIES | PS_HELLO_STALE | PS_HELLO_PERSIST;
+  h->table = p->cf->table;
+  h->metric = p->cf->metric;
+  h->families = (p->ip4 ? PS_HELLO_FAM_V4 : 0) | (p->ip6 ? PS_HELLO_FAM_V6 : 0);
+  h->stale_time = p->cf->stale_time;
+  h->persist = p->cf->persist;
+  fibd_enc.len = 0;
+  if (ps_enc_msg(&fibd_enc, &fibd_msg, &fault) < 0)
+  {
+    log(L_ERR "%s: cannot encode HELLO: %s", p->p.name, fault.text);
+    return -1;
+  }
+  memcpy(p->sk->tbuf, fibd_enc.data, fibd_enc.len);
+  return sk_send(p->sk, fibd_enc.len) < 0 ? -1 : 0;
+}
+
+static void
+fibd_connect(timer *t)
+{
+  struct fibd_proto *p = t->data;
+  struct sockaddr_un sa = { .sun_family = AF_UNIX };
+  int fd;
+  sock *sk;
+
+  if (strlen(p->cf->socket) >= sizeof(sa.sun_path))
+  {
+    log(L_ERR "%s: socket path %s is too long", p->p.name, p->cf->socket);
+    return;
+  }
+  strcpy(sa.sun_path, p->cf->socket);
+  fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+  if (fd < 0)
+  {
+    log(L_ERR "%s: socket: %m", p->p.name);
+    fibd_retry_later(p);
+    return;
+  }
+  /* A Unix connect completes or fails at once: absent, refused, or backlog full. */
+  if (connect(fd, (struct sockaddr *) &sa, sizeof(sa)) < 0)
+  {
+    if (p->retry == FIBD_RETRY_MIN || p->retry == FIBD_RETRY_MAX)
+      log(L_INFO "%s: cannot reach fibd at %s: %m; retrying", p->p.name, p->cf->socket);
+    close(fd);
+    fibd_retry_later(p);
+    return;
+  }
+
+  sk = sk_new(p->p.pool);
+  sk->type = SK_MAGIC;
+  sk->fd = fd;
+  sk->data = p;
+  sk->rx_hook = fibd_rx_hook;
+  sk->tx_hook = fibd_tx_hook;
+  sk->err_hook = fibd_err_hook;
+  sk->rbsize = sk->tbsize = FIBD_BUF_SIZE;
+  if (sk_open(sk) < 0)
+  {
+    log(L_ERR "%s: cannot add the socket: %s", p->p.name, sk->err ?: "?");
+    rfree(sk);
+    fibd_retry_later(p);
+    return;
+  }
+  sk->type = SK_UNIX;
+  sk_reallocate(sk);
+  p->sk = sk;
+  p->dec = ps_dec_new(0);
+  p->state = FIBD_S_HELLO;
+  if (!p->dec || fibd_send_hello(p) < 0)
+  {
+    if (p->sk)
+      fibd_disconnect(p, "cannot send HELLO");
+  }
+}
+
+
+/*
+ *	Protocol glue
+ */
+
+static void
+fibd_stop_timeout(timer *t)
+{
+  struct fibd_proto *p = t->data;
+
+  log(L_WARN "%s: BYE did not drain in time", p->p.name);
+  fibd_stopped(p);
+}
+
+static void
+fibd_postconfig(struct proto_config *CF)
+{
+  struct fibd_config *cf = (void *) CF;
+  struct channel_config *ip4 = proto_cf_find_channel(CF, NET_IP4);
+  struct channel_config *ip6 = proto_cf_find_channel(CF, NET_IP6);
+
+  if (cf->c.class == SYM_TEMPLATE)
+    return;
+  if (!ip4 && !ip6)
+    cf_error("An ipv4 or ipv6 channel is needed");
+  CF->net_type = ip4 ? NET_IP4 : NET_IP6;
+  if (cf->merge_paths)
+  {
+    if (ip4) { ip4->ra_mode = RA_MERGED; ip4->merge_limit = cf->merge_paths; }
+    if (ip6) { ip6->ra_mode = RA_MERGED; ip6->merge_limit = cf->merge_paths; }
+  }
+}
+
+static struct proto *
+fibd_init(struct proto_config *CF)
+{
+  struct proto *P = proto_new(CF);
+  struct fibd_proto *p = (void *) P;
+
+  proto_configure_channel(P, &p->ip4, proto_cf_find_channel(CF, NET_IP4));
+  proto_configure_channel(P, &p->ip6, proto_cf_find_channel(CF, NET_IP6));
+  P->main_channel = p->ip4 ?: p->ip6;
+  P->preexport = fibd_preexport;
+  P->rt_notify = fibd_rt_notify;
+  P->feed_end = fibd_feed_end;
+  return P;
+}
+
+static int
+fibd_start(struct proto *P)
+{
+  struct fibd_proto *p = (void *) P;
+
+  p->cf = (void *) P->cf;
+  init_list(&p->queue);
+  p->entry_slab = sl_new(P->pool, sizeof(struct fibd_entry));
+  p->hash = NULL;
+  fibd_hash_resize(p, FIBD_HASH_MIN);
+  p->hash_count = p->pending = 0;
+  p->pending_bytes = 0;
+  p->retry_timer = tm_new_init(P->pool, fibd_connect, p, 0, 0);
+  p->stop_timer = tm_new_init(P->pool, fibd_stop_timeout, p, 0, 0);
+  p->tx_event = ev_new_init(P->pool, fibd_send_tx, p);
+  p->retry = FIBD_RETRY_MIN;
+  p->log_tbf = (struct tbf) TBF_DEFAULT_LOG_LIMITS;
+  p->state = FIBD_S_IDLE;
+  p->sk = NULL;
+  p->dec = NULL;
+  p->drop_pending = 0;
+  memset(&p->st, 0, sizeof(p->st));
+
+  /* After a graceful restart, export waits until the other protocols converged. */
+  if (P->gr_recovery && p->cf->graceful_restart)
+  {
+    if (p->ip4) p->ip4->gr_wait = 1;
+    if (p->ip6) p->ip6->gr_wait = 1;
+  }
+  tm_start(p->retry_timer, 0);
+  return PS_START;
+}
+
+static int
+fibd_shutdown(struct proto *P)
+{
+  struct fibd_proto *p = (void *) P;
+  int keep = p->cf->persist || P->down_code == PDC_CMD_GR_DOWN ||
+    P->down_code == PDC_CF_RESTART || P->down_code == PDC_CMD_RESTART;
+
+  tm_stop(p->retry_timer);
+  if (!p->sk || p->state != FIBD_S_UP)
+  {
+    if (p->sk)
+    {
+      rfree(p->sk);
+      p->sk = NULL;
+    }
+    p->dec = ps_dec_free(p->dec);
+    fibd_flush_queue(p);
+    p->state = FIBD_S_IDLE;
+    return PS_DOWN;
+  }
+
+  /* What is still pending goes nowhere: a flush withdraws all, a keep waits for the next feed. */
+  fibd_flush_queue(p);
+  log(L_INFO "%s: %s", p->p.name, keep ? "fibd keeps our routes" : "fibd withdraws our routes");
+  fibd_msg.type = PS_BYE;
+  fibd_msg.u.bye_flags = keep ? 0 : PS_BYE_FLUSH;
+  fibd_queue_mark(p, &fibd_msg);
+  p->state = FIBD_S_STOPPING;
+  tm_start(p->stop_timer, FIBD_STOP_WAIT);
+  return PS_STOP;
+}
+
+static int
+fibd_reconfigure(struct proto *P, struct proto_config *CF)
+{
+  struct fibd_proto *p = (void *) P;
+  struct fibd_config *o = p->cf, *n = (void *) CF;
+
+  /* What fibd was told in HELLO, or how routes are keyed: a new session. */
+  if (strcmp(o->socket, n->socket) || o->table != n->table || o->metric != n->metric ||
+      o->merge_paths != n->merge_paths || o->learn != n->learn || o->persist != n->persist ||
+      o->stale_time != n->stale_time)
+    return 0;
+  if (!proto_configure_channel(P, &p->ip4, proto_cf_find_channel(CF, NET_IP4)) ||
+      !proto_configure_channel(P, &p->ip6, proto_cf_find_channel(CF, NET_IP6)))
+    return 0;
+  p->cf = n;
+  return 1;
+}
+
+static void
+fibd_copy_config(struct proto_config *dest UNUSED, struct proto_config *src UNUSED)
+{
+  /* Nothing to deep-copy: the socket path lives in the config's memory. */
+}
+
+static const char *
+fibd_state_name(struct fibd_proto *p)
+{
+  switch (p->state)
+  {
+  case FIBD_S_IDLE:	return "connecting";
+  case FIBD_S_HELLO:	return "hello sent";
+  case FIBD_S_UP:	return p->feeds_open ? "feeding" : "connected";
+  case FIBD_S_STOPPING:	return "stopping";
+  default:		return "?";
+  }
+}
+
+static void
+fibd_get_status(struct proto *P, byte *buf)
+{
+  struct fibd_proto *p = (void *) P;
+
+  if (P->proto_state == PS_DOWN)
+    return;
+  bsprintf(buf, "%s", fibd_state_name(p));
+}
+
+static void
+fibd_show_proto_info(struct proto *P)
+{
+  struct fibd_proto *p = (void *) P;
+  byte tbuf[TM_DATETIME_BUFFER_SIZE];
+
+  cli_msg(-1006, "  fibd socket:      %s", p->cf->socket);
+  cli_msg(-1006, "  Session:          %s", fibd_state_name(p));
+  if (p->state == FIBD_S_UP || p->state == FIBD_S_STOPPING)
+  {
+    tm_format_real_time(tbuf, sizeof(tbuf), config->tf_proto.fmt1, p->since);
+    cli_msg(-1006, "  fibd:             %s, protocol version %u, since %s",
+	    p->server_id, p->version, tbuf);
+  }
+  cli_msg(-1006, "  Kernel table:     %u, metric %u%s", p->cf->table, p->cf->metric,
+	  p->cf->metric ? "" : " (krt_metric)");
+  cli_msg(-1006, "  Routes sent:      %lu, withdraws %lu, coalesced %lu",
+	  p->st.routes_sent, p->st.withdraws_sent, p->st.coalesced);
+  cli_msg(-1006, "  Pending:          %u changes, %lu bytes", p->pending, p->pending_bytes);
+  cli_msg(-1006, "  Kernel results:   %lu installed, %lu removed, %lu failed, %lu waiting, %lu rejected",
+	  p->st.installed, p->st.removed, p->st.failed, p->st.waiting, p->st.rejected);
+  if (p->st.encode_errors)
+    cli_msg(-1006, "  Not sendable:     %lu", p->st.encode_errors);
+  cli_msg(-1006, "  Sessions:         %lu connects, %lu disconnects, %lu dropped at the pending limit",
+	  p->st.connects, p->st.disconnects, p->st.drops);
+  if (p->feed_ended)
+    cli_msg(-1006, "  Last full feed:   %lu routes queued in %t s, %t s ago", p->feed_routes,
+	    p->feed_ended - p->feed_started, current_time() - p->feed_ended);
+  else if (p->state == FIBD_S_UP)
+    cli_msg(-1006, "  Full feed:        under way, %t s", current_time() - p->feed_started);
+  if (p->last_error[0])
+    cli_msg(-1006, "  Last error:       %s", p->last_error);
+  if (p->ip4)
+    channel_show_info(p->ip4);
+  if (p->ip6)
+    channel_show_info(p->ip6);
+}
+
+struct protocol proto_fibd = {
+  .name =		"fibd",
+  .template =		"fibd%d",
+  .class =		PROTOCOL_FIBD,
+  .preference =		DEF_PREF_INHERITED,
+  .channel_mask =	NB_IP4 | NB_IP6,
+  .proto_size =		sizeof(struct fibd_proto),
+  .config_size =	sizeof(struct fibd_config),
+  .postconfig =		fibd_postconfig,
+  .init =		fibd_init,
+  .start =		fibd_start,
+  .shutdown =		fibd_shutdown,
+  .reconfigure =	fibd_reconfigure,
+  .copy_config =	fibd_copy_config,
+  .get_status =		fibd_get_status,
+  .show_proto_info =	fibd_show_proto_info,
+};
+
+void
+fibd_build(void)
+{
+  proto_build(&proto_fibd);
+}
