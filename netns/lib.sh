@@ -208,10 +208,41 @@ fibctl_in() {
 # one per line in a canonical text form, sorted.
 kernel_routes() {
 	local ns=$1 table=$2
-	{
-		ip -n "$ns" -4 -j route show table "$table" proto 12
-		ip -n "$ns" -6 -j route show table "$table" proto 12
-	} | routes_py canon-json
+	local fam out
+	for fam in -4 -6; do
+		# A family without the table fails, after printing half a JSON array.
+		out=$(ip -n "$ns" "$fam" -j route show table "$table" proto 12 2>/dev/null) && echo "$out"
+	done | routes_py canon-json
+}
+
+# sampler_start VAR NS TABLE OUT: count fibd's routes (proto 12, both families)
+# in TABLE every 0.1 s until sampler_stop; the fewest seen and the number of
+# samples go to OUT. The sampler's PID goes in VAR.
+sampler_start() {
+	local var=$1 ns=$2 table=$3 out=$4
+	rm -f "$out" "$out.stop"
+	(
+		min=999999999
+		samples=0
+		end=$((SECONDS + 300))
+		while [ ! -e "$out.stop" ] && [ $SECONDS -lt $end ]; do
+			n=$(( $(ip -n "$ns" -4 route show table "$table" proto 12 | wc -l) +
+			      $(ip -n "$ns" -6 route show table "$table" proto 12 | wc -l) ))
+			[ "$n" -lt "$min" ] && min=$n
+			samples=$((samples + 1))
+			sleep 0.1
+		done
+		echo "$min $samples" >"$out"
+	) &
+	_pids+=("$!")
+	printf -v "$var" '%s' "$!"
+}
+
+# sampler_stop PID OUT: stop the sampler; prints "fewest samples".
+sampler_stop() {
+	touch "$2.stop"
+	wait "$1" 2>/dev/null || true
+	cat "$2"
 }
 
 # ---- BIRD helpers (bird-glue/build.sh leaves bird and birdc in BIRD_DIR) ----

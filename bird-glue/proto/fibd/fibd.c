@@ -462,12 +462,41 @@ fibd_encode_withdraw(struct fibd_proto *p, const net_addr *n, u32 metric)
     bug("fibd: cannot encode a withdraw of %N", n);
 }
 
-static inline u32
-fibd_route_metric(struct fibd_proto *p, rte *e)
+/*
+ * The kernel key's metric: the configured one, or (metric 0) the route's
+ * krt_metric, which an export filter may set. A withdraw gets the table's
+ * route before the filter, so in that mode the metric each prefix went with is
+ * remembered.
+ */
+static u32
+fibd_route_metric(struct fibd_proto *p, const net_addr *n, rte *new)
 {
+  struct fib *f = n->type == NET_IP4 ? &p->metrics4 : &p->metrics6;
+  struct fibd_metric *m;
+
   if (p->cf->metric)
     return p->cf->metric;
-  return e ? ea_get_int(e->attrs->eattrs, EA_KRT_METRIC, 0) : 0;
+  if (new)
+    return ea_get_int(new->attrs->eattrs, EA_KRT_METRIC, 0);
+  m = fib_find(f, n);
+  return m ? m->metric : 0;
+}
+
+static void
+fibd_remember_metric(struct fibd_proto *p, const net_addr *n, int sent, u32 metric)
+{
+  struct fib *f = n->type == NET_IP4 ? &p->metrics4 : &p->metrics6;
+  struct fibd_metric *m;
+
+  if (p->cf->metric)
+    return;
+  if (sent)
+  {
+    m = fib_get(f, n);
+    m->metric = metric;
+  }
+  else if (m = fib_find(f, n))
+    fib_delete(f, m);
 }
 
 static int
@@ -492,35 +521,33 @@ fibd_rt_notify(struct proto *P, struct channel *c UNUSED, net *net, rte *new, rt
   const net_addr *n = net->n.addr;
   byte prefix[16] = { 0 };
   u8 fam = n->type == NET_IP4 ? PS_FAM_V4 : PS_FAM_V6;
-  u32 metric = fibd_route_metric(p, new ?: old);
+  u32 metric, old_metric;
   struct ps_fault fault;
 
   /* BIRD's own shutdown withdraws everything: fibd hears of it from BYE. */
   if (config->shutdown || p->state != FIBD_S_UP || p->drop_pending)
     return;
   fibd_put_addr(net_prefix(n), prefix);
+  metric = fibd_route_metric(p, n, new);
 
   /* With per-route metrics (metric 0), a new metric is a new kernel key. */
-  if (new && old && !p->cf->metric)
+  if (new && old && !p->cf->metric && (old_metric = fibd_route_metric(p, n, NULL)) != metric)
   {
-    u32 old_metric = fibd_route_metric(p, old);
-    if (old_metric != metric)
-    {
-      fibd_encode_withdraw(p, n, old_metric);
-      p->st.withdraws_sent++;
-      fibd_queue_route(p, fam, net_pxlen(n), prefix, old_metric);
-    }
+    fibd_encode_withdraw(p, n, old_metric);
+    p->st.withdraws_sent++;
+    fibd_queue_route(p, fam, net_pxlen(n), prefix, old_metric);
   }
 
   if (new)
   {
     const char *why = fibd_fill_route(p, n, new, metric);
     fibd_enc.len = 0;
-    if (!why && ps_enc_msg(&fibd_enc, &fibd_msg, &fault) == 0)
+    if (!why && ps_enc_msg(&fibd_enc, &fibd_msg, &fault) < 0)
       why = fault.text;
     if (!why)
     {
       p->st.routes_sent++;
+      fibd_remember_metric(p, n, 1, metric);
       fibd_queue_route(p, fam, net_pxlen(n), prefix, metric);
       return;
     }
@@ -531,6 +558,7 @@ fibd_rt_notify(struct proto *P, struct channel *c UNUSED, net *net, rte *new, rt
   }
   fibd_encode_withdraw(p, n, metric);
   p->st.withdraws_sent++;
+  fibd_remember_metric(p, n, 0, 0);
   fibd_queue_route(p, fam, net_pxlen(n), prefix, metric);
 }
 
@@ -881,6 +909,10 @@ fibd_start(struct proto *P)
   p->dec = NULL;
   p->drop_pending = 0;
   memset(&p->st, 0, sizeof(p->st));
+  fib_init(&p->metrics4, P->pool, NET_IP4, sizeof(struct fibd_metric),
+	   OFFSETOF(struct fibd_metric, n), 0, NULL);
+  fib_init(&p->metrics6, P->pool, NET_IP6, sizeof(struct fibd_metric),
+	   OFFSETOF(struct fibd_metric, n), 0, NULL);
 
   /* After a graceful restart, export waits until the other protocols converged. */
   if (P->gr_recovery && p->cf->graceful_restart)

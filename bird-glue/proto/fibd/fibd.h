@@ -36,6 +36,11 @@ struct fibd_config {
 
 struct fibd_entry;
 
+struct fibd_metric {
+  u32 metric;
+  struct fib_node n;			/* last: the address follows it */
+};
+
 struct fibd_stats {
   u64 routes_sent, withdraws_sent;	/* encoded into the socket */
   u64 coalesced;			/* changes that replaced one still pending */
@@ -78,6 +83,9 @@ struct fibd_proto {
   u64 boot_epoch;
   btime since;				/* connected since (real time) */
   char last_error[128];
+
+  /* metric 0: the metric each exported prefix went with, for its withdraw */
+  struct fib metrics4, metrics6;
 
   struct tbf log_tbf;
   struct fibd_stats st;
