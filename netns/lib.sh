@@ -107,8 +107,11 @@ start_bg() {
 stop_pid() {
 	local pid=$1 sig=${2:-TERM}
 	kill -s "$sig" "$pid" 2>/dev/null || return 0
-	wait_until 10 bash -c "! kill -0 $pid" || kill -s KILL "$pid" 2>/dev/null
-	wait "$pid" 2>/dev/null || true
+	# bash reports a killed job on its stderr when it reaps it: not a failure.
+	{
+		wait_until 10 bash -c "! kill -0 $pid" || kill -s KILL "$pid"
+		wait "$pid" || true
+	} 2>/dev/null
 }
 
 # routes_json NS [ip route selectors...]: the kernel's routes as JSON.
@@ -238,10 +241,11 @@ sampler_start() {
 	printf -v "$var" '%s' "$!"
 }
 
-# sampler_stop PID OUT: stop the sampler; prints "fewest samples".
+# sampler_stop PID OUT: stop the sampler; prints "fewest samples". (Polls for
+# OUT: it may run in a command substitution, which cannot wait for the sampler.)
 sampler_stop() {
 	touch "$2.stop"
-	wait "$1" 2>/dev/null || true
+	wait_until 10 test -s "$2"
 	cat "$2"
 }
 

@@ -4,6 +4,9 @@
   routes.py canon-json        JSON arrays from `ip -j route show` on stdin (one or
                               more, back to back) -> canonical lines, sorted
   routes.py canon-text FILE   ip-route lines (as fed) -> the same canonical lines
+  routes.py bird-static NAME FILE
+                              ip-route lines -> BIRD static protocols NAME4 (ipv4)
+                              and NAME6 (ipv6) holding the same routes
   routes.py gen N4 N6 DEV GW4 GW6 [SEED]
                               a realistic set: IPv4 mostly /24../22, IPv6 mostly
                               /48 and /32, distinct prefixes, ip-route syntax
@@ -136,18 +139,39 @@ def gen(n4, n6, dev, gw4, gw6, seed=1):
     sys.stdout.write("\n".join(lines) + "\n")
 
 
+def bird_static(name, path):
+    """Plain routes only: "PREFIX via GW [dev D]", or a type and a prefix."""
+    fams = {4: [], 6: []}
+    for line in open(path):
+        w = line.split("#")[0].split()
+        if not w:
+            continue
+        if w[0] in ("blackhole", "unreachable", "prohibit"):
+            fams[6 if ":" in w[1] else 4].append(f"route {w[1]} {w[0]};")
+        elif len(w) >= 3 and w[1] == "via":
+            fams[6 if ":" in w[0] else 4].append(f"route {w[0]} via {w[2]};")
+        else:
+            sys.exit(f"routes.py: bird-static takes plain routes only: {line.strip()}")
+    for fam, routes in fams.items():
+        if routes:
+            print(f"protocol static {name}{fam} {{\n  ipv{fam};\n  " + "\n  ".join(routes) + "\n}")
+
+
 def main():
     cmd = sys.argv[1]
     if cmd == "canon-json":
         print("\n".join(from_json(sys.stdin.read())))
     elif cmd == "canon-text":
         print("\n".join(from_text(sys.argv[2])))
+    elif cmd == "bird-static":
+        bird_static(sys.argv[2], sys.argv[3])
     elif cmd == "gen":
         n4, n6 = int(sys.argv[2]), int(sys.argv[3])
         seed = int(sys.argv[7]) if len(sys.argv) > 7 else 1
         gen(n4, n6, sys.argv[4], sys.argv[5], sys.argv[6], seed)
     else:
-        sys.exit("usage: routes.py canon-json | canon-text FILE | gen N4 N6 DEV GW4 GW6 [SEED]")
+        sys.exit("usage: routes.py canon-json | canon-text FILE | bird-static NAME FILE |"
+                 " gen N4 N6 DEV GW4 GW6 [SEED]")
 
 
 if __name__ == "__main__":
