@@ -265,6 +265,12 @@ fibd_queue_route(struct fibd_proto *p, u8 fam, u8 plen, const byte *prefix, u32 
   p->hash[h >> (32 - p->hash_order)] = e;
   p->hash_count++;
   p->pending++;
+  if (p->pending > p->pending_peak)
+  {
+    p->pending_peak = p->pending;
+    p->pending_peak_mem = MAX(p->pending_peak_mem, (u64) p->pending * sizeof(struct fibd_entry) +
+			      (sizeof(struct fibd_entry *) << p->hash_order) + p->pending_bytes);
+  }
   if (p->hash_count > (2U << p->hash_order) && p->hash_order < 28)
     fibd_hash_resize(p, p->hash_order + 2);
   ev_schedule(p->tx_event);
@@ -1021,7 +1027,8 @@ fibd_show_proto_info(struct proto *P)
 	  p->cf->metric ? "" : " (krt_metric)");
   cli_msg(-1006, "  Routes sent:      %lu, withdraws %lu, coalesced %lu",
 	  p->st.routes_sent, p->st.withdraws_sent, p->st.coalesced);
-  cli_msg(-1006, "  Pending:          %u changes, %lu bytes", p->pending, p->pending_bytes);
+  cli_msg(-1006, "  Pending:          %u changes, %lu bytes; peak %u changes, %lu KiB",
+	  p->pending, p->pending_bytes, p->pending_peak, p->pending_peak_mem >> 10);
   cli_msg(-1006, "  Kernel results:   %lu installed, %lu removed, %lu failed, %lu waiting, %lu rejected",
 	  p->st.installed, p->st.removed, p->st.failed, p->st.waiting, p->st.rejected);
   if (p->st.encode_errors)

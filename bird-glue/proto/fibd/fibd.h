@@ -71,6 +71,8 @@ struct fibd_proto {
   slab *entry_slab;
   uint pending;				/* route entries on the queue */
   u64 pending_bytes;
+  uint pending_peak;			/* the most entries at once */
+  u64 pending_peak_mem;			/* and the most memory the set took (entries, hash, messages) */
 
   u64 generation;			/* of the open or last full feed */
   uint feeds_open;			/* channels whose initial feed has not ended */

@@ -1,0 +1,121 @@
+#!/usr/bin/env bash
+# BIRD loading a table into the kernel, side by side, same route set (BIRD
+# static protocols), each in a fresh namespace with one veth link:
+#   kernel  BIRD 2.0.12's own kernel protocol (scan time 10), the reference
+#   fibd    the same BIRD with protocol fibd, and fibd
+# The BIRD binary is the one bird-glue/build.sh makes: Debian's 2.0.12 plus a
+# protocol that the kernel run does not configure, so that run is stock BIRD.
+# Figures (bench/bird_probe.py): time from BIRD's start until the kernel holds
+# every route; birdc show status latency, probed every 100 ms, during the load
+# and in STEADY seconds of steady state; BIRD's CPU in steady state; BIRD and
+# fibd memory; the glue's peak pending set. Nothing is asserted.
+#
+#   bench/bird.sh [N4 N6 STEADY]   (default 600000 150000 120; as root)
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+B=${BUILD_DIR:-$here/../build-bench}
+BIRD_DIR=${BIRD_DIR:-$here/../build/bird}
+N4=${1:-600000}
+N6=${2:-150000}
+STEADY=${3:-120}
+N=$((N4 + N6))
+W=$(mktemp -d)
+NS=""
+pids=()
+
+cleanup() {
+	for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+	for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
+	[ -n "$NS" ] && ip netns del "$NS" 2>/dev/null || true
+	rm -rf "$W"
+}
+trap cleanup EXIT
+
+fresh_ns() {
+	[ -n "$NS" ] && ip netns del "$NS"
+	NS="fibdbench-$$-$1"
+	ip netns add "$NS"
+	ip -n "$NS" link set lo up
+	ip -n "$NS" link add va type veth peer name vb
+	ip -n "$NS" link set va up
+	ip -n "$NS" link set vb up
+	ip -n "$NS" addr add 198.51.100.2/24 dev va
+	ip -n "$NS" addr add 2001:db8:ff::2/64 dev va nodad
+}
+
+python3 "$here/../netns/routes.py" gen "$N4" "$N6" va 198.51.100.1 2001:db8:ff::1 7 >"$W/routes"
+python3 "$here/../netns/routes.py" bird-static s "$W/routes" >"$W/static.conf"
+
+# run NAME EXPORT_CONFIG [FIBD]: BIRD with the static routes and the given
+# export protocols; prints the probe's JSON.
+run() {
+	local name=$1 export=$2 with_fibd=${3:-} fibd_pid="" bird_pid
+	fresh_ns "$name"
+	if [ -n "$with_fibd" ]; then
+		echo "state_file = none" >"$W/fibd.conf"
+		ip netns exec "$NS" "$B/fibd/fibd" -f -c "$W/fibd.conf" -s "$W/fibd.sock" 2>"$W/fibd.log" &
+		fibd_pid=$!
+		pids+=("$fibd_pid")
+		for _ in $(seq 50); do
+			ip netns exec "$NS" "$B/fibd/fibctl/fibctl" -s "$W/fibd.sock" status >/dev/null 2>&1 && break
+			sleep 0.1
+		done
+	fi
+	{
+		echo "router id 192.0.2.1;"
+		echo "log \"$W/bird-$name.log\" all;"
+		echo "protocol device {}"
+		cat "$W/static.conf"
+		echo "$export"
+	} >"$W/bird-$name.conf"
+	rm -f "$W/bird.ctl"
+	ip netns exec "$NS" "$BIRD_DIR/bird" -f -c "$W/bird-$name.conf" -s "$W/bird.ctl" -P "$W/bird.pid" \
+		2>>"$W/bird-$name.log" &
+	bird_pid=$!
+	pids+=("$bird_pid")
+	ip netns exec "$NS" python3 "$here/bird_probe.py" "$W/bird.ctl" 100 "$N4" "$N6" "$STEADY" "$bird_pid" $fibd_pid \
+		>"$W/$name.json"
+	if [ -n "$with_fibd" ]; then
+		ip netns exec "$NS" "$BIRD_DIR/birdc" -s "$W/bird.ctl" show protocols all f1 |
+			sed -n 's/^ *Pending: *//p' >"$W/$name.pending"
+	fi
+	kill "$bird_pid"
+	wait "$bird_pid" 2>/dev/null || true
+	if [ -n "$fibd_pid" ]; then
+		kill "$fibd_pid"
+		wait "$fibd_pid" 2>/dev/null || true
+	fi
+}
+
+echo "BIRD $("$BIRD_DIR/bird" --version 2>&1 | awk '{ print $3 }'): $N routes ($N4 IPv4, $N6 IPv6)" \
+	"as static routes, into kernel table 100; steady state $STEADY s; $(nproc) CPUs"
+run kernel "protocol kernel k4 { kernel table 100; scan time 10; ipv4 { export all; }; }
+protocol kernel k6 { kernel table 100; scan time 10; ipv6 { export all; }; }"
+run fibd "protocol fibd f1 { socket \"$W/fibd.sock\"; kernel table 100; ipv4 { export all; }; ipv6 { export all; }; }" fibd
+
+python3 - "$W/kernel.json" "$W/fibd.json" "$W/fibd.pending" <<'PY'
+import json, sys
+k, f = (json.load(open(p)) for p in sys.argv[1:3])
+pending = open(sys.argv[3]).read().strip()
+def g(d, *path):
+    for p in path:
+        d = d.get(p) if isinstance(d, dict) else None
+    return "-" if d is None else d
+rows = [("time to converge (s)", ("converge_s",))]
+for phase in ("load", "steady"):
+    for key in ("probes", "p50_ms", "p95_ms", "p99_ms", "max_ms", "timeouts_1s"):
+        rows.append((f"birdc show status, {phase}: {key}", (phase, key)))
+rows += [("BIRD CPU in steady state (%)", ("bird_steady_cpu_pct",)),
+         ("fibd CPU in steady state (%)", ("fibd_steady_cpu_pct",)),
+         ("BIRD RSS at the end (MiB)", ("bird_rss_mib",)),
+         ("BIRD peak RSS (MiB)", ("bird_peak_rss_mib",)),
+         ("fibd RSS at the end (MiB)", ("fibd_rss_mib",)),
+         ("fibd peak RSS (MiB)", ("fibd_peak_rss_mib",))]
+print(f"{'':44} {'kernel protocol':>16} {'protocol fibd':>16}")
+for label, path in rows:
+    print(f"{label:44} {g(k, *path)!s:>16} {g(f, *path)!s:>16}")
+ck, cf = k.get("converge_s"), f.get("converge_s")
+if ck and cf:
+    print(f"converge time, fibd / kernel protocol: {cf / ck:.2f}x")
+print(f"glue pending set at the end: {pending}")
+PY

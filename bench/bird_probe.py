@@ -1,0 +1,151 @@
+#!/usr/bin/env python3
+"""Probe a running BIRD while it loads a table into the kernel, then in steady state.
+
+  bird_probe.py CTL_SOCKET TABLE N4 N6 STEADY_S BIRD_PID [FIBD_PID]
+
+Run inside BIRD's network namespace, started together with BIRD. Every 100 ms:
+one `show status` on BIRD's control socket (one connection, one request at a
+time; the latency is from sending it to the reply's last line; a reply over 1 s
+counts as a timeout too), and the kernel's route count for TABLE, read cheaply
+from /proc/net/fib_triestat (IPv4 prefixes of the table) and /proc/net/rt6_stats
+(IPv6 routes of all tables, less those there before BIRD started). Load ends when
+the kernel holds N routes; steady state is the STEADY_S seconds after that. BIRD
+2 has one thread, so its process CPU is its main loop's. Prints one JSON object.
+"""
+import json
+import os
+import re
+import select
+import socket
+import subprocess
+import sys
+import time
+
+HZ = os.sysconf("SC_CLK_TCK")
+
+
+def v4_count(table):
+    text = open("/proc/net/fib_triestat").read()
+    m = re.search(r"^Id %d:\n(?:.*\n)*?\s+Prefixes:\s+(\d+)" % table, text, re.M)
+    return int(m.group(1)) if m else 0
+
+
+def v6_count():
+    return int(open("/proc/net/rt6_stats").read().split()[3], 16)
+
+
+def v6_exact(table):
+    out = subprocess.run(["ip", "-6", "route", "show", "table", str(table)], capture_output=True).stdout
+    return out.count(b"\n")
+
+
+def cpu_s(pid):
+    f = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
+    return (int(f[11]) + int(f[12])) / HZ
+
+
+def mem_kib(pid, key):
+    for line in open(f"/proc/{pid}/status"):
+        if line.startswith(key + ":"):
+            return int(line.split()[1])
+    return 0
+
+
+class Cli:
+    """BIRD's control protocol: replies end with a line 'NNNN text' (a space, not '-')."""
+
+    def __init__(self, path):
+        for _ in range(200):
+            try:
+                self.s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+                self.s.connect(path)
+                break
+            except OSError:
+                time.sleep(0.05)
+        else:
+            sys.exit(f"bird_probe: cannot connect to {path}")
+        self.buf = b""
+        self.wait_reply(30)  # the greeting
+
+    def wait_reply(self, timeout):
+        end = time.monotonic() + timeout
+        while True:
+            for line in self.buf.split(b"\n")[:-1]:
+                if re.match(rb"^\d{4} ", line):
+                    self.buf = self.buf[self.buf.index(line) + len(line) + 1:]
+                    return True
+            left = end - time.monotonic()
+            if left <= 0:
+                return False
+            r, _, _ = select.select([self.s], [], [], left)
+            if r:
+                data = self.s.recv(65536)
+                if not data:
+                    sys.exit("bird_probe: BIRD closed the control socket")
+                self.buf += data
+
+    def probe(self):
+        t0 = time.monotonic()
+        self.s.sendall(b"show status\n")
+        self.wait_reply(600)
+        return time.monotonic() - t0
+
+
+def pct(xs, p):
+    if not xs:
+        return 0.0
+    xs = sorted(xs)
+    return xs[min(len(xs) - 1, int(p / 100 * len(xs)))]
+
+
+def summary(lat):
+    ms = [x * 1000 for x in lat]
+    return {"probes": len(ms), "p50_ms": round(pct(ms, 50), 2), "p95_ms": round(pct(ms, 95), 2),
+            "p99_ms": round(pct(ms, 99), 2), "max_ms": round(max(ms) if ms else 0, 2),
+            "timeouts_1s": sum(1 for x in ms if x > 1000)}
+
+
+def main():
+    ctl, table, n4, n6 = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
+    steady_s, bird = float(sys.argv[5]), int(sys.argv[6])
+    fibd = int(sys.argv[7]) if len(sys.argv) > 7 else 0
+    start = time.monotonic()
+    cli = Cli(ctl)
+    load, steady = [], []
+    converged = None
+    cpu0 = None
+    while True:
+        tick = time.monotonic()
+        lat = cli.probe()
+        now = time.monotonic()
+        if converged is None:
+            load.append(lat)
+            if v4_count(table) >= n4 and v6_count() >= n6 and v6_exact(table) >= n6:
+                converged = now - start
+                steady_start = now
+                cpu0 = cpu_s(bird)
+                fcpu0 = cpu_s(fibd) if fibd else 0
+        else:
+            steady.append(lat)
+            if now - steady_start >= steady_s:
+                break
+        if converged is None and now - start > 600:
+            break
+        time.sleep(max(0.0, 0.1 - (time.monotonic() - tick)))
+    out = {"converge_s": round(converged, 2) if converged is not None else None,
+           "load": summary(load), "steady": summary(steady)}
+    if converged is not None:
+        span = time.monotonic() - steady_start
+        out["bird_steady_cpu_pct"] = round(100 * (cpu_s(bird) - cpu0) / span, 2)
+        if fibd:
+            out["fibd_steady_cpu_pct"] = round(100 * (cpu_s(fibd) - fcpu0) / span, 2)
+    out["bird_rss_mib"] = round(mem_kib(bird, "VmRSS") / 1024, 1)
+    out["bird_peak_rss_mib"] = round(mem_kib(bird, "VmHWM") / 1024, 1)
+    if fibd:
+        out["fibd_rss_mib"] = round(mem_kib(fibd, "VmRSS") / 1024, 1)
+        out["fibd_peak_rss_mib"] = round(mem_kib(fibd, "VmHWM") / 1024, 1)
+    print(json.dumps(out))
+
+
+if __name__ == "__main__":
+    main()
