@@ -16,6 +16,7 @@
 #include "ctl.h"
 #include "feed.h"
 #include "health.h"
+#include "learn.h"
 #include "nl.h"
 #include "slab.h"
 #include "sync.h"
@@ -96,6 +97,7 @@ status_text(struct text *t, const struct snap *sn)
 	const struct nl_stats ns = sn->ns;
 	const struct health_stats hs = sn->hs;
 	const struct feed_stats fs = sn->fs;
+	struct learn_stats ls;
 	const struct slab_stats *sl = sn->sl;
 	struct owner_info oi;
 
@@ -145,6 +147,11 @@ status_text(struct text *t, const struct snap *sn)
 	    (unsigned long long)sn->ss.dumps_interrupted, (unsigned long long)sn->ss.dumps_failed,
 	    (unsigned long long)sn->ss.rescans_triggered, (unsigned long long)sn->ss.routes_adopted,
 	    (unsigned long long)sn->ss.routes_pruned, (unsigned long long)sn->ss.routes_changed);
+	learn_get_stats(&ls);
+	tprintf(t, "learn: %llu LEARN messages sent, %llu foreign routes not expressible, "
+		   "%llu notifications replayed after learn dumps, %llu overflows\n",
+	    (unsigned long long)ls.sent, (unsigned long long)ls.skipped,
+	    (unsigned long long)ls.replayed, (unsigned long long)ls.overflows);
 	tprintf(t, "feed: messages %llu, routes %llu, withdraws %llu, conflicts %llu, "
 		   "results sent %llu, sessions failed %llu\n",
 	    (unsigned long long)fs.msgs_in, (unsigned long long)fs.routes_in,
@@ -204,6 +211,7 @@ status_json(struct text *t, const struct snap *sn)
 	const struct nl_stats ns = sn->ns;
 	const struct health_stats hs = sn->hs;
 	const struct feed_stats fs = sn->fs;
+	struct learn_stats ls;
 	const struct slab_stats *sl = sn->sl;
 	struct owner_info oi;
 
@@ -253,6 +261,10 @@ status_json(struct text *t, const struct snap *sn)
 	    (unsigned long long)sn->ss.dumps_interrupted, (unsigned long long)sn->ss.dumps_failed,
 	    (unsigned long long)sn->ss.rescans_triggered, (unsigned long long)sn->ss.routes_adopted,
 	    (unsigned long long)sn->ss.routes_pruned, (unsigned long long)sn->ss.routes_changed);
+	learn_get_stats(&ls);
+	tprintf(t, "\"learn\":{\"sent\":%llu,\"skipped\":%llu,\"replayed\":%llu,\"overflows\":%llu},",
+	    (unsigned long long)ls.sent, (unsigned long long)ls.skipped,
+	    (unsigned long long)ls.replayed, (unsigned long long)ls.overflows);
 	tprintf(t,
 	    "\"feed\":{\"messages\":%llu,\"routes\":%llu,\"withdraws\":%llu,\"conflicts\":%llu,"
 	    "\"results_sent\":%llu,\"sessions_failed\":%llu},",

@@ -33,9 +33,11 @@
 #include "ctl.h"
 #include "feed.h"
 #include "health.h"
+#include "learn.h"
 #include "log.h"
 #include "nl.h"
 #include "state.h"
+#include "sync.h"
 
 #define OWNERS_MAX 1024
 
@@ -78,6 +80,7 @@ struct session {
 	uint32_t table;
 	uint8_t families;
 	uint32_t metric;
+	bool learn;       /* LEARN messages for foreign routes in its table */
 	bool ping_wait;
 	uint64_t ping_token;
 	bool owner_known; /* fibd knew the client name before this session */
@@ -89,6 +92,7 @@ struct session {
 };
 
 static struct {
+	struct ps_msg learn_msg; /* large: one, reused */
 	uv_loop_t *loop;
 	uv_pipe_t listener;
 	bool listening;
@@ -738,6 +742,54 @@ on_withdraw(struct session *s, const struct ps_key *k)
 	route_write(s->owner, r);
 }
 
+/*
+ * A learning session starts (+1) or ends (-1): the learners of its table, per
+ * family it feeds. A new learner gets a learn dump of the table.
+ */
+static void
+learners_change(struct session *s, int delta)
+{
+	static const uint8_t fams[2] = { PS_FAM_V4, PS_FAM_V6 };
+
+	for (int i = 0; i < 2; i++) {
+		struct rtable *t;
+		if (!family_allowed(s, fams[i]) || !(t = table_get(s->table, fams[i], delta > 0)))
+			continue;
+		if (delta > 0) {
+			t->learners++;
+			sync_learn_table(t);
+		} else if (t->learners && !--t->learners) {
+			learn_forget(t);
+		}
+	}
+}
+
+void
+feed_learn(const struct ps_route *r)
+{
+	struct ps_msg *m = &fd.learn_msg;
+	struct ps_fault fault;
+
+	for (struct session *s = fd.sessions; s; s = s->next) {
+		if (!s->learn || s->closed || s->table != r->key.table || !family_allowed(s, r->key.family))
+			continue;
+		if (s->out.len + s->wbuf.len > FEED_LEARN_OUT_MAX) {
+			session_fail(s, PS_E_LIMIT, "learn", "the client reads LEARN messages too slowly "
+			    "(over %u bytes unsent)", FEED_LEARN_OUT_MAX);
+			continue;
+		}
+		m->type = PS_LEARN;
+		/* ps_route is large: copy only what is used. */
+		memcpy(&m->u.route, r, offsetof(struct ps_route, nh) + r->n_nexthops * sizeof(r->nh[0]));
+		if (ps_enc_msg(&s->out, m, &fault) < 0) {
+			/* A route fibd read from the kernel but the protocol cannot carry. */
+			log_warn("feed %s: a foreign route cannot go out as LEARN: %s", s->name, fault.text);
+			continue;
+		}
+		session_want_flush(s);
+	}
+}
+
 static void
 on_hello(struct session *s, const struct ps_hello *h)
 {
@@ -779,6 +831,7 @@ on_hello(struct session *s, const struct ps_hello *h)
 	s->families = (h->has & PS_HELLO_FAMILIES) ? h->families
 						   : (PS_HELLO_FAM_V4 | PS_HELLO_FAM_V6);
 	s->metric = (h->has & PS_HELLO_METRIC) ? h->metric : 0;
+	s->learn = s->state == S_FEED && (h->has & PS_HELLO_LEARN) && h->learn;
 	if ((h->has & PS_HELLO_PROTOCOL) && h->protocol != fd.cfg->protocol)
 		log_info("feed %s: asks for protocol %u; fibd marks its routes with %u", s->name,
 		    h->protocol, fd.cfg->protocol);
@@ -799,6 +852,8 @@ on_hello(struct session *s, const struct ps_hello *h)
 		m.u.reason = ps_str_from("fibd holds no routes of this client: send a full feed");
 		ps_enc_msg(&s->out, &m, NULL);
 	}
+	if (s->learn)
+		learners_change(s, +1);
 }
 
 static void
@@ -1018,6 +1073,8 @@ session_close(struct session *s)
 		s->busy = false;
 	}
 	fd.n_sessions--;
+	if (s->learn)
+		learners_change(s, -1);
 	if (s->owner) {
 		struct owner *o = s->owner;
 		/* Nobody to tell: drop the pending results. */

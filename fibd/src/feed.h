@@ -22,6 +22,7 @@
 #define FEED_STATUS_MSGS 8         /* ROUTE_STATUS messages encoded per flush */
 #define FEED_SWEEP_BUDGET 4096     /* routes visited per sweep step */
 #define FEED_DECODE_NS 2000000u    /* decoding per callback */
+#define FEED_LEARN_OUT_MAX (64u << 20) /* LEARN bytes a session may leave unread */
 
 struct feed_config {
 	const char *socket_path;
@@ -52,6 +53,9 @@ void feed_close(void);
  * fibd installed and the rescan did not see. Bounded steps; done() at the end.
  */
 void feed_repair(struct rtable *t, void (*done)(void));
+
+/* feed_learn - a LEARN message (r->learn_op, r->key.table) to the sessions learning its table. */
+void feed_learn(const struct ps_route *r);
 
 /* feed_route_done - nl's done callback: report and release as needed. */
 void feed_route_done(struct route *r, int err, const char *text);

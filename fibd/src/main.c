@@ -26,6 +26,7 @@
 #include "ctl.h"
 #include "feed.h"
 #include "health.h"
+#include "learn.h"
 #include "log.h"
 #include "nl.h"
 #include "state.h"
@@ -212,6 +213,7 @@ main(int argc, char **argv)
 	uv_loop_init(&m.loop);
 	if (table_init() < 0)
 		log_fatal("out of memory");
+	learn_init(m.conf.protocol);
 	if ((r = nl_init(&m.loop, m.conf.protocol, feed_route_done, m.conf.monitor_buffer)) < 0)
 		log_fatal_errno(r, "cannot open netlink sockets");
 	nl_use_nh_objects(m.conf.nexthop_objects);

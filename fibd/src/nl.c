@@ -41,6 +41,7 @@
 #include <linux/rtnetlink.h>
 
 #include "health.h"
+#include "learn.h"
 #include "log.h"
 #include "nl.h"
 #include "sync.h"
@@ -1063,6 +1064,8 @@ mon_route(const struct nlmsghdr *nlh)
 	 * scan epoch instead.
 	 */
 	t->changes++;
+	if (t->learners)
+		learn_notify(t, nlh);
 	if ((nlh->nlmsg_type == RTM_DELROUTE) != (rtm->rtm_protocol == nl.protocol))
 		return; /* our own adds and others' deletes say nothing about our routes */
 	if (!(r = table_lookup(t, &prefix, rtm->rtm_dst_len, rtm->rtm_tos, metric)))

@@ -33,6 +33,7 @@
 #include <linux/rtnetlink.h>
 
 #include "health.h"
+#include "learn.h"
 #include "log.h"
 #include "feed.h"
 #include "nl.h"
@@ -66,6 +67,7 @@ static struct {
 	bool apply_rescan;
 	bool busy;          /* a job (dump, apply, repair) is under way */
 	bool dumping;       /* its dump has not ended yet */
+	bool learning;      /* the job is a learn dump (every protocol, for learn.c) */
 	uint64_t changes_at_start, overruns_at_start;
 	uv_timer_t soon;    /* debounces rescans asked for by link and address events */
 	uv_timer_t periodic;
@@ -173,48 +175,43 @@ nh_from_attrs(const struct nlattr *gw, const struct nlattr *via, int ifindex, ui
 	return nh->gw_family || nh->ifname[0];
 }
 
-/*
- * The attributes of a dumped route, in the form fibd interns: equal to what a
- * client feeds for the same route, so that feeding it again costs no write.
- * NULL when fibd cannot say (another route type, an unknown nexthop object).
- */
-static struct rattr *
-read_attrs(const struct rtmsg *rtm, const struct nlattr *const *tb, uint8_t fam)
+bool
+sync_route_from_msg(const struct rtmsg *rtm, const struct nlattr *const *tb, uint8_t fam,
+    struct ps_route *rt, uint32_t *ret_nh_id)
 {
-	static struct ps_route rt;
-	struct rattr *a;
 	uint32_t nh_id = 0;
 	bool any_gw = false;
 
-	memset(&rt, 0, offsetof(struct ps_route, nh));
-	rt.key.family = fam;
+	memset(rt, 0, offsetof(struct ps_route, nh));
+	rt->key.family = fam;
 	if (rtm->rtm_type != RTN_UNICAST && rtm->rtm_type != RTN_BLACKHOLE &&
 	    rtm->rtm_type != RTN_UNREACHABLE && rtm->rtm_type != RTN_PROHIBIT)
-		return NULL;
-	rt.type = rtm->rtm_type;
-	if (rt.type == PS_RT_UNICAST) {
+		return false;
+	rt->type = rtm->rtm_type;
+	if (rt->type == PS_RT_UNICAST) {
 		if (tb[RTA_NH_ID]) {
+			/* Only the objects fibd made are known here. */
 			const struct nl_nhobj *o = nl_old_nh_object(mnl_attr_get_u32(tb[RTA_NH_ID]));
 			if (!o)
-				return NULL;
+				return false;
 			nh_id = o->id;
 			if (o->n_members) {
 				for (unsigned i = 0; i < o->n_members; i++)
 					if (o->members[i] != o->id - o->n_members + i ||
 					    !nh_from_object(nl_old_nh_object(o->members[i]), o->weights[i],
-						&rt.nh[i]))
-						return NULL;
-				rt.n_nexthops = o->n_members;
+						&rt->nh[i]))
+						return false;
+				rt->n_nexthops = o->n_members;
 			} else {
-				if (!nh_from_object(o, 1, &rt.nh[0]))
-					return NULL;
-				rt.n_nexthops = 1;
+				if (!nh_from_object(o, 1, &rt->nh[0]))
+					return false;
+				rt->n_nexthops = 1;
 			}
 		} else if (tb[RTA_MULTIPATH]) {
 			const struct rtnexthop *nh = mnl_attr_get_payload(tb[RTA_MULTIPATH]);
 			int left = mnl_attr_get_payload_len(tb[RTA_MULTIPATH]);
 			while (left >= (int)sizeof(*nh) && nh->rtnh_len >= sizeof(*nh) &&
-			    nh->rtnh_len <= left && rt.n_nexthops < PS_NEXTHOPS_MAX) {
+			    nh->rtnh_len <= left && rt->n_nexthops < PS_NEXTHOPS_MAX) {
 				const struct nlattr *sub[RTA_MAX + 1] = { 0 };
 				const struct nlattr *at = (const struct nlattr *)RTNH_DATA(nh);
 				int sl = nh->rtnh_len - (int)RTNH_LENGTH(0);
@@ -226,47 +223,66 @@ read_attrs(const struct rtmsg *rtm, const struct nlattr *const *tb, uint8_t fam)
 				}
 				if (!nh_from_attrs(sub[RTA_GATEWAY], sub[RTA_VIA], nh->rtnh_ifindex,
 					nh->rtnh_flags, (uint16_t)(nh->rtnh_hops + 1),
-					&rt.nh[rt.n_nexthops]))
-					return NULL;
-				rt.n_nexthops++;
+					&rt->nh[rt->n_nexthops]))
+					return false;
+				rt->n_nexthops++;
 				left -= RTNH_ALIGN(nh->rtnh_len);
 				nh = RTNH_NEXT(nh);
 			}
 		} else {
 			if (!nh_from_attrs(tb[RTA_GATEWAY], tb[RTA_VIA],
 				tb[RTA_OIF] ? (int)mnl_attr_get_u32(tb[RTA_OIF]) : 0, (uint8_t)rtm->rtm_flags,
-				1, &rt.nh[0]))
-				return NULL;
-			rt.n_nexthops = 1;
+				1, &rt->nh[0]))
+				return false;
+			rt->n_nexthops = 1;
 		}
-		if (!rt.n_nexthops)
-			return NULL;
+		if (!rt->n_nexthops)
+			return false;
 	}
-	for (unsigned i = 0; i < rt.n_nexthops; i++)
-		any_gw |= rt.nh[i].gw_family != 0;
+	for (unsigned i = 0; i < rt->n_nexthops; i++)
+		any_gw |= rt->nh[i].gw_family != 0;
 	/* Scope as fibd writes it by default is no attribute; IPv6 has no scopes. */
 	if (fam == PS_FAM_V4 &&
-	    rtm->rtm_scope != (rt.type == PS_RT_UNICAST && !any_gw ? RT_SCOPE_LINK : RT_SCOPE_UNIVERSE)) {
-		rt.has |= PS_RA_SCOPE;
-		rt.scope = rtm->rtm_scope;
+	    rtm->rtm_scope != (rt->type == PS_RT_UNICAST && !any_gw ? RT_SCOPE_LINK : RT_SCOPE_UNIVERSE)) {
+		rt->has |= PS_RA_SCOPE;
+		rt->scope = rtm->rtm_scope;
 	}
 	if (tb[RTA_PREFSRC] && mnl_attr_get_payload_len(tb[RTA_PREFSRC]) == (fam == PS_FAM_V4 ? 4 : 16)) {
-		memcpy(rt.prefsrc.b, mnl_attr_get_payload(tb[RTA_PREFSRC]), fam == PS_FAM_V4 ? 4 : 16);
-		rt.has |= PS_RA_PREFSRC;
+		memcpy(rt->prefsrc.b, mnl_attr_get_payload(tb[RTA_PREFSRC]), fam == PS_FAM_V4 ? 4 : 16);
+		rt->has |= PS_RA_PREFSRC;
 	}
 	if (tb[RTA_FLOW]) {
-		rt.realm = mnl_attr_get_u32(tb[RTA_FLOW]);
-		rt.has |= PS_RA_REALM;
+		rt->realm = mnl_attr_get_u32(tb[RTA_FLOW]);
+		rt->has |= PS_RA_REALM;
 	}
 	if (tb[RTA_METRICS]) {
 		const struct nlattr *m;
 		mnl_attr_for_each_nested(m, tb[RTA_METRICS])
 			if (mnl_attr_get_type(m) == RTAX_MTU && mnl_attr_get_payload_len(m) == 4 &&
 			    mnl_attr_get_u32(m)) {
-				rt.mtu = mnl_attr_get_u32(m);
-				rt.has |= PS_RA_MTU;
+				rt->mtu = mnl_attr_get_u32(m);
+				rt->has |= PS_RA_MTU;
 			}
 	}
+	if (ret_nh_id)
+		*ret_nh_id = nh_id;
+	return true;
+}
+
+/*
+ * The attributes of a dumped route, in the form fibd interns: equal to what a
+ * client feeds for the same route, so that feeding it again costs no write.
+ * NULL when fibd cannot say (another route type, an unknown nexthop object).
+ */
+static struct rattr *
+read_attrs(const struct rtmsg *rtm, const struct nlattr *const *tb, uint8_t fam)
+{
+	static struct ps_route rt;
+	struct rattr *a;
+	uint32_t nh_id;
+
+	if (!sync_route_from_msg(rtm, tb, fam, &rt, &nh_id))
+		return NULL;
 	a = rattr_intern(&rt);
 	if (a && nh_id && a->nh_state == RATTR_NH_NONE) {
 		/* The object an earlier fibd made stands for these nexthops. */
@@ -276,9 +292,16 @@ read_attrs(const struct rtmsg *rtm, const struct nlattr *const *tb, uint8_t fam)
 	return a;
 }
 
-int
-sync_parse(const void *buf, size_t len, uint32_t table, uint8_t family, uint8_t protocol,
-    sync_route_cb on_route, void *ctx, uint64_t *ret_foreign)
+/*
+ * The walk shared by both kinds of dump: a datagram's messages, checked for
+ * NLMSG_DONE, NLM_F_DUMP_INTR and errors; each route of table (id, family)
+ * goes to each(). Returns as sync_parse.
+ */
+typedef int (*dump_route_fn)(const struct nlmsghdr *nlh, const struct rtmsg *rtm,
+    const struct nlattr *const *tb, void *ctx);
+
+static int
+walk_dump(const void *buf, size_t len, uint32_t table, uint8_t family, dump_route_fn each, void *ctx)
 {
 	const struct nlmsghdr *nlh = buf;
 	int left = (int)len;
@@ -288,8 +311,8 @@ sync_parse(const void *buf, size_t len, uint32_t table, uint8_t family, uint8_t 
 	for (; mnl_nlmsg_ok(nlh, left); nlh = mnl_nlmsg_next(nlh, &left)) {
 		const struct rtmsg *rtm;
 		struct route_attrs ra;
-		struct sync_key k;
 		uint32_t t;
+		int r;
 
 		if (nlh->nlmsg_flags & NLM_F_DUMP_INTR)
 			return -EINTR;
@@ -312,24 +335,65 @@ sync_parse(const void *buf, size_t len, uint32_t table, uint8_t family, uint8_t 
 		t = ra.tb[RTA_TABLE] ? mnl_attr_get_u32(ra.tb[RTA_TABLE]) : rtm->rtm_table;
 		if (rtm->rtm_family != kfam || t != table || rtm->rtm_dst_len > alen * 8)
 			continue;
-		if (rtm->rtm_protocol != protocol) {
-			if (ret_foreign)
-				(*ret_foreign)++;
-			continue;
-		}
-		memset(&k, 0, sizeof(k));
-		if (ra.tb[RTA_DST]) {
-			if (mnl_attr_get_payload_len(ra.tb[RTA_DST]) != alen)
-				return -EIO;
-			memcpy(k.prefix.b, mnl_attr_get_payload(ra.tb[RTA_DST]), alen);
-		}
-		k.plen = rtm->rtm_dst_len;
-		k.tos = rtm->rtm_tos;
-		k.metric = ra.tb[RTA_PRIORITY] ? mnl_attr_get_u32(ra.tb[RTA_PRIORITY]) : 0;
-		k.attrs = sy.read_attrs ? read_attrs(rtm, ra.tb, family) : NULL;
-		on_route(&k, ctx);
+		if (ra.tb[RTA_DST] && mnl_attr_get_payload_len(ra.tb[RTA_DST]) != alen)
+			return -EIO;
+		if ((r = each(nlh, rtm, ra.tb, ctx)) < 0)
+			return r;
 	}
 	return left == 0 ? 0 : -EIO;
+}
+
+struct parse_ctx {
+	uint8_t family, protocol;
+	sync_route_cb on_route;
+	void *ctx;
+	uint64_t *foreign;
+};
+
+static int
+parse_one(const struct nlmsghdr *nlh, const struct rtmsg *rtm, const struct nlattr *const *tb,
+    void *ctx)
+{
+	struct parse_ctx *pc = ctx;
+	struct sync_key k;
+	(void)nlh;
+
+	if (rtm->rtm_protocol != pc->protocol) {
+		if (pc->foreign)
+			(*pc->foreign)++;
+		return 0;
+	}
+	memset(&k, 0, sizeof(k));
+	if (tb[RTA_DST])
+		memcpy(k.prefix.b, mnl_attr_get_payload(tb[RTA_DST]), mnl_attr_get_payload_len(tb[RTA_DST]));
+	k.plen = rtm->rtm_dst_len;
+	k.tos = rtm->rtm_tos;
+	k.metric = tb[RTA_PRIORITY] ? mnl_attr_get_u32(tb[RTA_PRIORITY]) : 0;
+	k.attrs = sy.read_attrs ? read_attrs(rtm, tb, pc->family) : NULL;
+	pc->on_route(&k, pc->ctx);
+	return 0;
+}
+
+int
+sync_parse(const void *buf, size_t len, uint32_t table, uint8_t family, uint8_t protocol,
+    sync_route_cb on_route, void *ctx, uint64_t *ret_foreign)
+{
+	struct parse_ctx pc = {
+		.family = family, .protocol = protocol, .on_route = on_route, .ctx = ctx,
+		.foreign = ret_foreign,
+	};
+
+	return walk_dump(buf, len, table, family, parse_one, &pc);
+}
+
+static int
+learn_one(const struct nlmsghdr *nlh, const struct rtmsg *rtm, const struct nlattr *const *tb,
+    void *ctx)
+{
+	(void)rtm;
+	(void)tb;
+	learn_dump_msg(ctx, nlh);
+	return 0;
 }
 
 /* ---- jobs ---- */
@@ -529,15 +593,29 @@ job_done(void)
 	start_next();
 }
 
+static void queue_learn(struct rtable *t);
+
 static void
 job_end(bool ok, const char *why)
 {
 	struct rtable *t = sy.cur;
+	bool learning = sy.learning;
 
 	sy.dumping = false;
+	sy.learning = false;
 	if (ok) {
 		sy.st.dumps_completed++;
 		t->scan_retry_ms = 0;
+	}
+	if (learning && ok) {
+		log_info("sync: table %u %s: learn dump done", t->id,
+		    t->family == PS_FAM_V4 ? "inet" : "inet6");
+		if (learn_end(t, true))
+			queue_learn(t); /* notifications were lost during it: again */
+		job_done();
+		return;
+	}
+	if (ok) {
 		sy.apply_rescan = t->scan == SCAN_DONE;
 		sy.apply_at = 0;
 		sy.apply_adopted = 0;
@@ -552,15 +630,20 @@ job_end(bool ok, const char *why)
 	 */
 	if (t->scan_retry_ms < SYNC_RETRY_MIN_MS)
 		t->scan_retry_ms = SYNC_RETRY_MIN_MS;
-	log_warn("sync: table %u %s: dump discarded (%s); retrying in %u ms", t->id,
-	    t->family == PS_FAM_V4 ? "inet" : "inet6", why, t->scan_retry_ms);
+	log_warn("sync: table %u %s: %sdump discarded (%s); retrying in %u ms", t->id,
+	    t->family == PS_FAM_V4 ? "inet" : "inet6", learning ? "learn " : "", why, t->scan_retry_ms);
 	t->scan_not_before = uv_now(sy.loop) + t->scan_retry_ms;
 	t->scan_retry_ms = t->scan_retry_ms * 2 > SYNC_RETRY_MAX_MS ? SYNC_RETRY_MAX_MS : t->scan_retry_ms * 2;
-	if (t->scan != SCAN_DONE)
-		t->scan = SCAN_QUEUED;
-	if (!t->scan_queued) {
-		t->scan_queued = true;
-		t->scan_order = ++sy.order;
+	if (learning) {
+		learn_end(t, false);
+		queue_learn(t);
+	} else {
+		if (t->scan != SCAN_DONE)
+			t->scan = SCAN_QUEUED;
+		if (!t->scan_queued) {
+			t->scan_queued = true;
+			t->scan_order = ++sy.order;
+		}
 	}
 	drop_attrs(0);
 	sy.n_keys = 0;
@@ -580,6 +663,31 @@ enqueue(struct rtable *t)
 	start_next();
 }
 
+static void
+queue_learn(struct rtable *t)
+{
+	if (t->learn_queued)
+		return;
+	t->learn_queued = true;
+	t->learn_order = ++sy.order;
+}
+
+/* Kinds of job, in the order they go: first scans, learn dumps, rescans. */
+static int
+job_rank(const struct rtable *t, uint64_t *ret_order)
+{
+	if (t->scan_queued && t->scan != SCAN_DONE) {
+		*ret_order = t->scan_order;
+		return 0;
+	}
+	if (t->learn_queued) {
+		*ret_order = t->learn_order;
+		return 1;
+	}
+	*ret_order = t->scan_order;
+	return t->scan_queued ? 2 : 3;
+}
+
 /*
  * The next table to dump: first scans before rescans (writes wait for them),
  * then in the order they were queued; tables in backoff wait, and the retry
@@ -591,18 +699,25 @@ pick_next(void)
 	uint64_t now = uv_now(sy.loop), wait = UINT64_MAX;
 	struct rtable *best = NULL;
 
+	int best_rank = 3;
+	uint64_t best_order = 0;
+
 	for (unsigned i = 0; i < table_count(); i++) {
 		struct rtable *t = table_at((uint16_t)i);
-		if (!t->scan_queued)
+		uint64_t order;
+		int rank = job_rank(t, &order);
+		if (rank == 3)
 			continue;
 		if (t->scan_not_before > now) {
 			if (t->scan_not_before - now < wait)
 				wait = t->scan_not_before - now;
 			continue;
 		}
-		if (!best || (t->scan != SCAN_DONE && best->scan == SCAN_DONE) ||
-		    ((t->scan != SCAN_DONE) == (best->scan != SCAN_DONE) && t->scan_order < best->scan_order))
+		if (!best || rank < best_rank || (rank == best_rank && order < best_order)) {
 			best = t;
+			best_rank = rank;
+			best_order = order;
+		}
 	}
 	if (!best && wait != UINT64_MAX)
 		uv_timer_start(&sy.retry, sync_on_retry, wait, 0);
@@ -619,13 +734,20 @@ start_next(void)
 
 	if (!sy.open || sy.busy || !(t = pick_next()))
 		return;
-	t->scan_queued = false;
 	sy.cur = t;
 	sy.busy = true;
 	sy.dumping = true;
 	sy.overruns_at_start = nl_monitor_catch_up();
 	sy.changes_at_start = t->changes;
-	if (t->scan == SCAN_DONE) {
+	sy.learning = job_rank(t, &(uint64_t){ 0 }) == 1;
+	if (sy.learning)
+		t->learn_queued = false;
+	else
+		t->scan_queued = false;
+	if (sy.learning) {
+		/* Keep what changes from here on, to replay after the dump. */
+		learn_begin(t);
+	} else if (t->scan == SCAN_DONE) {
 		/*
 		 * A new epoch from the moment the dump is asked for: routes the kernel
 		 * acknowledges from now on carry it too (nl.c), so the repair walk does
@@ -643,7 +765,7 @@ start_next(void)
 	rtm = mnl_nlmsg_put_extra_header(nlh, sizeof(*rtm));
 	rtm->rtm_family = t->family == PS_FAM_V4 ? AF_INET : AF_INET6;
 	rtm->rtm_table = t->id < 256 ? (uint8_t)t->id : RT_TABLE_UNSPEC;
-	rtm->rtm_protocol = sy.protocol;
+	rtm->rtm_protocol = sy.learning ? 0 : sy.protocol; /* a learn dump takes every protocol */
 	mnl_attr_put_u32(nlh, RTA_TABLE, t->id);
 	sy.st.dumps_started++;
 	if (mnl_socket_sendto(sy.sock, nlh, nlh->nlmsg_len) < 0) {
@@ -682,9 +804,14 @@ sync_on_readable(uv_poll_t *h, int status, int events)
 			job_end(false, "over the size cap");
 			break;
 		}
-		r = sync_parse(sy.rx, (size_t)n, sy.cur->id, sy.cur->family, sy.protocol, collect, NULL,
-		    &sy.st.foreign_seen);
-		if (r == 1 && !sy.keys_failed &&
+		if (sy.learning)
+			r = walk_dump(sy.rx, (size_t)n, sy.cur->id, sy.cur->family, learn_one, sy.cur);
+		else
+			r = sync_parse(sy.rx, (size_t)n, sy.cur->id, sy.cur->family, sy.protocol, collect,
+			    NULL, &sy.st.foreign_seen);
+		if (r == 1 && sy.learning)
+			job_end(true, NULL); /* what changed meanwhile is replayed (learn.c) */
+		else if (r == 1 && !sy.keys_failed &&
 		    (nl_monitor_catch_up() != sy.overruns_at_start ||
 			sy.cur->changes != sy.changes_at_start)) {
 			/*
@@ -737,6 +864,20 @@ sync_rescan_table(struct rtable *t)
 	 */
 	enqueue(t);
 	return true;
+}
+
+void
+sync_learn_table(struct rtable *t)
+{
+	if (!sy.open)
+		return;
+	/*
+	 * Even while one runs: it began before this learner came, which missed
+	 * the adds already sent.
+	 */
+	learn_begin(t);
+	queue_learn(t);
+	start_next();
 }
 
 void

@@ -52,6 +52,13 @@ int sync_init(uv_loop_t *loop, uint8_t protocol, uint32_t grace_s, uint32_t inte
  * delay, so that a burst of link and address events costs one rescan.
  */
 void sync_rescan_all(void);
+/*
+ * sync_learn_table - a learn dump of t (every protocol; learn.c hands the
+ * foreign routes to t's learners). Notifications for t are kept from now on and
+ * replayed after it.
+ */
+void sync_learn_table(struct rtable *t);
+
 /* sync_rescan_table - one table (false: its first scan is still to come). */
 bool sync_rescan_table(struct rtable *t);
 void sync_rescan_soon(void);
@@ -81,6 +88,17 @@ struct sync_key {
 	struct rattr *attrs; /* the route's attributes (a reference), or NULL if not read */
 };
 typedef void (*sync_route_cb)(const struct sync_key *k, void *ctx);
+
+/*
+ * sync_route_from_msg - a kernel route (its rtmsg and attributes) as proto-shim
+ * attributes in *rt (the key's family only; the caller fills the rest of the
+ * key). False for what fibd cannot express: other route types, nexthop objects
+ * it did not make. *ret_nh_id (if not NULL): the object the route uses, or 0.
+ */
+struct rtmsg;
+struct nlattr;
+bool sync_route_from_msg(const struct rtmsg *rtm, const struct nlattr *const *tb, uint8_t fam,
+    struct ps_route *rt, uint32_t *ret_nh_id);
 
 int sync_parse(const void *buf, size_t len, uint32_t table, uint8_t family, uint8_t protocol,
     sync_route_cb on_route, void *ctx, uint64_t *ret_foreign);

@@ -59,6 +59,9 @@ struct rtable {
 	uint8_t scan;          /* its first scan (sync.c) */
 	uint8_t epoch;         /* counts its scans; routes a scan saw carry it in `seen` */
 	bool scan_queued;      /* a dump of it (first scan or rescan) waits in sync's queue */
+	bool learn_queued;     /* a learn dump of it waits in sync's queue */
+	uint16_t learners;     /* feed sessions that learn its foreign routes */
+	uint64_t learn_order;
 	uint32_t scan_retry_ms;   /* the pause after its next discarded dump */
 	uint64_t scan_order;      /* when it was queued: the queue is FIFO within a kind */
 	uint64_t scan_not_before; /* uv_now() ms: its next dump waits out a backoff */

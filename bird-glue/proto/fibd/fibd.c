@@ -617,6 +617,128 @@ fibd_got_status(struct fibd_proto *p, const struct ps_status *s)
   }
 }
 
+
+/*
+ *	Learning foreign kernel routes (learn on)
+ */
+
+static inline ip_addr
+fibd_get_addr(u8 fam, const union ps_addr *a)
+{
+  return (fam == PS_FAM_V4) ? ipa_from_ip4(get_ip4(a->b)) : ipa_from_ip6(get_ip6(a->b));
+}
+
+/* One route per kernel metric: its own source, so that deleting one metric keeps the others. */
+static inline struct rte_src *
+fibd_learn_source(struct fibd_proto *p, u32 metric)
+{
+  return metric ? rt_get_source(&p->p, metric) : p->p.main_source;
+}
+
+/* Of two learned routes of a prefix, the lower kernel metric wins, as in the kernel. */
+static int
+fibd_rte_better(rte *new, rte *old)
+{
+  return ea_get_int(new->attrs->eattrs, EA_KRT_METRIC, 0) < ea_get_int(old->attrs->eattrs, EA_KRT_METRIC, 0);
+}
+
+/* A LEARN add or delete, imported as the kernel protocol imports alien routes. */
+static void
+fibd_learn(struct fibd_proto *p, const struct ps_route *r)
+{
+  struct channel *c = (r->key.family == PS_FAM_V4) ? p->ip4 : p->ip6;
+  net_addr n;
+  ip_addr prefix = fibd_get_addr(r->key.family, &r->key.prefix);
+  struct rte_src *src = fibd_learn_source(p, r->key.metric);
+
+  if (!c || c->channel_state != CS_UP)
+    return;
+  if (r->key.family == PS_FAM_V4)
+    net_fill_ip4(&n, ipa_to_ip4(prefix), r->key.plen);
+  else
+    net_fill_ip6(&n, ipa_to_ip6(prefix), r->key.plen);
+
+  if (r->learn_op == PS_LEARN_DELETE)
+  {
+    p->st.unlearned++;
+    rte_update2(c, &n, NULL, src);
+    return;
+  }
+
+  rta *a = allocz(RTA_MAX_SIZE);
+  a->source = RTS_INHERIT;
+  a->scope = SCOPE_UNIVERSE;
+  a->pref = c->preference;
+  switch (r->type)
+  {
+  case PS_RT_BLACKHOLE:		a->dest = RTD_BLACKHOLE; break;
+  case PS_RT_UNREACHABLE:	a->dest = RTD_UNREACHABLE; break;
+  case PS_RT_PROHIBIT:		a->dest = RTD_PROHIBIT; break;
+  default:
+    a->dest = RTD_UNICAST;
+    struct nexthop *list = NULL;
+    for (uint i = 0; i < r->n_nexthops; i++)
+    {
+      const struct ps_nexthop *x = &r->nh[i];
+      struct nexthop *nh = (r->n_nexthops == 1) ? &a->nh : allocz(NEXTHOP_MAX_SIZE);
+      const char *why = NULL;
+
+      nh->iface = x->ifname[0] ? if_find_by_name(x->ifname) : NULL;
+      nh->weight = x->weight - 1;
+      nh->flags = (x->flags & PS_NH_ONLINK) ? RNF_ONLINK : 0;
+      if (x->gw_family)
+	nh->gw = fibd_get_addr(x->gw_family, &x->gw);
+      if (!nh->iface)
+	why = "an interface BIRD does not know (is protocol device configured?)";
+      else if (ipa_nonzero(nh->gw))
+      {
+	neighbor *nbr = neigh_find(&p->p, nh->gw, nh->iface, (nh->flags & RNF_ONLINK) ? NEF_ONLINK : 0);
+	if (!nbr || (nbr->scope == SCOPE_HOST))
+	  why = "a next hop that is no neighbor";
+      }
+      if (why)
+      {
+	p->st.learn_skipped++;
+	log_rl(&p->log_tbf, L_WARN "%s: not learning %N: %s", p->p.name, &n, why);
+	return;
+      }
+      if (r->n_nexthops > 1)
+	nexthop_insert(&list, nh);
+    }
+    if (r->n_nexthops > 1)
+      nexthop_link(a, list);
+  }
+
+  ea_list *ea = allocz(sizeof(ea_list) + 2 * sizeof(eattr));
+  ea->flags = EALF_SORTED;
+  ea->count = 2;
+  ea->attrs[0] = (eattr) { .id = EA_KRT_SOURCE, .type = EAF_TYPE_INT, .u.data = r->protocol };
+  ea->attrs[1] = (eattr) { .id = EA_KRT_METRIC, .type = EAF_TYPE_INT, .u.data = r->key.metric };
+  a->eattrs = ea;
+
+  p->st.learned++;
+  rte *e = rte_get_temp(a, src);
+  e->pflags = 0;
+  rte_update2(c, &n, e, src);
+}
+
+/* The session is over: what was learned through it may be stale; fibd sends it all again. */
+static void
+fibd_unlearn_all(struct fibd_proto *p)
+{
+  if (!p->cf->learn)
+    return;
+  for (int i = 0; i < 2; i++)
+  {
+    struct channel *c = i ? p->ip6 : p->ip4;
+    if (c && c->channel_state == CS_UP)
+    {
+      rt_refresh_begin(c->table, c);
+      rt_refresh_end(c->table, c);
+    }
+  }
+}
+
 /* WELCOME: export starts with a full feed of a new generation. */
 static void
 fibd_welcome(struct fibd_proto *p, const struct ps_welcome *w)
@@ -685,8 +807,12 @@ fibd_rx_hook(sock *sk, uint size)
 	    channel_request_feeding(p->ip6);
 	}
 	break;
+      case PS_LEARN:
+	if (p->cf->learn && p->state == FIBD_S_UP)
+	  fibd_learn(p, &m->u.route);
+	break;
       default:
-	break;			/* PONG, LEARN: nothing asked for yet */
+	break;			/* PONG: nothing asked for yet */
       }
       if (!p->sk)
 	return 0;		/* disconnected meanwhile */
@@ -754,6 +880,7 @@ fibd_disconnect(struct fibd_proto *p, const char *why)
   p->drop_pending = 0;
   p->state = FIBD_S_IDLE;
   p->st.disconnects++;
+  fibd_unlearn_all(p);
   if (p->p.proto_state == PS_UP)
     proto_notify_state(&p->p, PS_START);
   fibd_retry_later(p);
@@ -777,6 +904,11 @@ fibd_send_hello(struct fibd_proto *p)
   h->families = (p->ip4 ? PS_HELLO_FAM_V4 : 0) | (p->ip6 ? PS_HELLO_FAM_V6 : 0);
   h->stale_time = p->cf->stale_time;
   h->persist = p->cf->persist;
+  if (p->cf->learn)
+  {
+    h->has |= PS_HELLO_LEARN;
+    h->learn = 1;
+  }
   fibd_enc.len = 0;
   if (ps_enc_msg(&fibd_enc, &fibd_msg, &fault) < 0)
   {
@@ -890,6 +1022,7 @@ fibd_init(struct proto_config *CF)
   P->preexport = fibd_preexport;
   P->rt_notify = fibd_rt_notify;
   P->feed_end = fibd_feed_end;
+  P->rte_better = fibd_rte_better;
   return P;
 }
 
@@ -1033,6 +1166,9 @@ fibd_show_proto_info(struct proto *P)
 	  p->st.installed, p->st.removed, p->st.failed, p->st.waiting, p->st.rejected);
   if (p->st.encode_errors)
     cli_msg(-1006, "  Not sendable:     %lu", p->st.encode_errors);
+  if (p->cf->learn)
+    cli_msg(-1006, "  Learned:          %lu adds, %lu deletes, %lu not importable",
+	    p->st.learned, p->st.unlearned, p->st.learn_skipped);
   cli_msg(-1006, "  Sessions:         %lu connects, %lu disconnects, %lu dropped at the pending limit",
 	  p->st.connects, p->st.disconnects, p->st.drops);
   if (p->feed_ended)

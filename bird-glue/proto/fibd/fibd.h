@@ -46,6 +46,7 @@ struct fibd_stats {
   u64 coalesced;			/* changes that replaced one still pending */
   u64 installed, removed, failed, waiting, rejected; /* ROUTE_STATUS results */
   u64 encode_errors;			/* routes fibd's protocol cannot carry */
+  u64 learned, unlearned, learn_skipped;	/* LEARN adds imported, deletes, not importable */
   u64 connects, disconnects, drops;	/* drops: the pending limit was hit */
   u64 bytes_out;
 };

@@ -1,0 +1,190 @@
+/*
+ * learn: foreign kernel routes to the sessions that learn them (learn.h).
+ *
+ * Kept notifications are copies of the netlink messages, back to back in one
+ * buffer per table (at most LEARN_BUFFER_MAX bytes). Replaying them in order on
+ * top of a learn dump that began after the first of them is right: each is an
+ * add (set the key) or a delete (clear it), so every key ends as its last
+ * notification says, or as the dump showed it if none came.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <libmnl/libmnl.h>
+#include <linux/rtnetlink.h>
+
+#include "feed.h"
+#include "learn.h"
+#include "log.h"
+#include "sync.h"
+
+static struct {
+	uint8_t protocol;
+	struct learn_stats st;
+	struct ps_route rt; /* large: one, reused */
+} ln;
+
+struct kept {
+	char *buf;
+	size_t len, cap;
+	bool on;       /* notifications are being kept */
+	bool overflow; /* some were dropped: the dump must run again */
+};
+
+static struct kept kept[TABLE_MAX];
+
+void
+learn_init(uint8_t protocol)
+{
+	ln.protocol = protocol;
+}
+
+static int
+attr_cb(const struct nlattr *attr, void *data)
+{
+	const struct nlattr **tb = data;
+	int type = mnl_attr_get_type(attr);
+
+	if (type <= RTA_MAX)
+		tb[type] = attr;
+	return MNL_CB_OK;
+}
+
+/* One route message of t as a LEARN add or delete, to t's learners. */
+static void
+learn_msg(struct rtable *t, const struct nlmsghdr *nlh, uint8_t op)
+{
+	const struct nlattr *tb[RTA_MAX + 1] = { 0 };
+	const struct rtmsg *rtm;
+	unsigned alen = t->family == PS_FAM_V4 ? 4 : 16;
+	struct ps_route *rt = &ln.rt;
+
+	if (nlh->nlmsg_len < mnl_nlmsg_size(sizeof(*rtm)))
+		return;
+	rtm = mnl_nlmsg_get_payload(nlh);
+	if (rtm->rtm_protocol == ln.protocol || rtm->rtm_protocol == RTPROT_KERNEL ||
+	    (rtm->rtm_flags & RTM_F_CLONED) || rtm->rtm_dst_len > alen * 8)
+		return;
+	if (rtm->rtm_type != RTN_UNICAST && rtm->rtm_type != RTN_BLACKHOLE &&
+	    rtm->rtm_type != RTN_UNREACHABLE && rtm->rtm_type != RTN_PROHIBIT)
+		return;
+	if (mnl_attr_parse(nlh, sizeof(*rtm), attr_cb, tb) < 0)
+		return;
+	if (op == PS_LEARN_ADD) {
+		if (!sync_route_from_msg(rtm, tb, t->family, rt, NULL)) {
+			ln.st.skipped++;
+			return;
+		}
+	} else {
+		/* A delete names the key (and the type); its nexthops may go. */
+		memset(rt, 0, offsetof(struct ps_route, nh));
+		rt->key.family = t->family;
+		rt->type = rtm->rtm_type;
+	}
+	rt->key.has = PS_KEY_TABLE | PS_KEY_METRIC | PS_KEY_TOS;
+	rt->key.table = t->id;
+	rt->key.plen = rtm->rtm_dst_len;
+	rt->key.tos = t->family == PS_FAM_V4 ? rtm->rtm_tos : 0;
+	rt->key.metric = tb[RTA_PRIORITY] ? mnl_attr_get_u32(tb[RTA_PRIORITY]) : 0;
+	if (tb[RTA_DST]) {
+		if (mnl_attr_get_payload_len(tb[RTA_DST]) != alen)
+			return;
+		memcpy(rt->key.prefix.b, mnl_attr_get_payload(tb[RTA_DST]), alen);
+	}
+	rt->protocol = rtm->rtm_protocol;
+	rt->has |= PS_RA_PROTOCOL;
+	rt->learn_op = op;
+	ln.st.sent++;
+	feed_learn(rt);
+}
+
+bool
+learn_begin(struct rtable *t)
+{
+	struct kept *k = &kept[t->idx];
+
+	if (k->on)
+		return false;
+	k->on = true;
+	k->len = 0;
+	k->overflow = false;
+	return true;
+}
+
+void
+learn_dump_msg(struct rtable *t, const struct nlmsghdr *nlh)
+{
+	learn_msg(t, nlh, PS_LEARN_ADD);
+}
+
+bool
+learn_end(struct rtable *t, bool complete)
+{
+	struct kept *k = &kept[t->idx];
+
+	if (!complete)
+		return true;
+	if (k->overflow) {
+		/* The dump that just ended predates notifications that were lost. */
+		k->overflow = false;
+		return true;
+	}
+	for (size_t off = 0; off < k->len;) {
+		const struct nlmsghdr *nlh = (const struct nlmsghdr *)(k->buf + off);
+		learn_msg(t, nlh, nlh->nlmsg_type == RTM_DELROUTE ? PS_LEARN_DELETE : PS_LEARN_ADD);
+		ln.st.replayed++;
+		off += MNL_ALIGN(nlh->nlmsg_len);
+	}
+	free(k->buf);
+	memset(k, 0, sizeof(*k));
+	return false;
+}
+
+void
+learn_notify(struct rtable *t, const struct nlmsghdr *nlh)
+{
+	struct kept *k = &kept[t->idx];
+	size_t need = MNL_ALIGN(nlh->nlmsg_len);
+
+	if (!k->on) {
+		learn_msg(t, nlh, nlh->nlmsg_type == RTM_DELROUTE ? PS_LEARN_DELETE : PS_LEARN_ADD);
+		return;
+	}
+	if (k->overflow)
+		return;
+	if (k->len + need > k->cap) {
+		size_t cap = k->cap ? k->cap * 2 : 65536;
+		char *nb;
+		while (cap < k->len + need)
+			cap *= 2;
+		if (cap > LEARN_BUFFER_MAX || !(nb = realloc(k->buf, cap))) {
+			/* Start over: drop what was kept, and dump again when this dump ends. */
+			log_warn("learn: table %u: over %u bytes of notifications during a dump; "
+				 "dumping it again", t->id, LEARN_BUFFER_MAX);
+			ln.st.overflows++;
+			k->overflow = true;
+			k->len = 0;
+			return;
+		}
+		k->buf = nb;
+		k->cap = cap;
+	}
+	memcpy(k->buf + k->len, nlh, nlh->nlmsg_len);
+	k->len += need;
+}
+
+void
+learn_forget(struct rtable *t)
+{
+	struct kept *k = &kept[t->idx];
+
+	free(k->buf);
+	memset(k, 0, sizeof(*k));
+}
+
+void
+learn_get_stats(struct learn_stats *ret)
+{
+	*ret = ln.st;
+}

@@ -1,0 +1,61 @@
+/*
+ * learn: foreign kernel routes, for feed clients that set learn in HELLO (BIRD's
+ * `learn on`). A table gets learners when such a session starts; sync then runs
+ * a learn dump of it (every protocol), whose foreign routes go to the learners
+ * as LEARN adds. Route notifications for a table with learners go to them as
+ * LEARN adds and deletes; while a learn dump is queued or running they are kept
+ * and replayed in order once it has ended, so that no add from the dump
+ * outlives a delete that came during it.
+ *
+ * Learnable, as BIRD's kernel protocol learns: unicast, blackhole, unreachable
+ * and prohibit routes of any protocol but fibd's own and the kernel's (proto
+ * kernel: connected networks), and no cloned ones.
+ */
+#ifndef FIBD_LEARN_H
+#define FIBD_LEARN_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "table.h"
+
+#define LEARN_BUFFER_MAX (8u << 20) /* notifications kept during a learn dump, bytes */
+
+struct nlmsghdr;
+
+/* learn_init - fibd's own rtm_protocol: its routes are never learned. */
+void learn_init(uint8_t protocol);
+
+/*
+ * learn_begin - a learn dump of t is queued: from now on its notifications are
+ * kept. Returns false if one was queued already (they are kept already).
+ */
+bool learn_begin(struct rtable *t);
+
+/* learn_dump_msg - one RTM_NEWROUTE of t's learn dump: a LEARN add if learnable. */
+void learn_dump_msg(struct rtable *t, const struct nlmsghdr *nlh);
+
+/*
+ * learn_end - t's learn dump ended, complete or not. Complete: the kept
+ * notifications are replayed in order and no longer kept; returns false. Not
+ * complete, or kept notifications overflowed during it: returns true, and
+ * another dump must follow (notifications are still kept).
+ */
+bool learn_end(struct rtable *t, bool complete);
+
+/* learn_notify - a route notification for t (which has learners). */
+void learn_notify(struct rtable *t, const struct nlmsghdr *nlh);
+
+/* learn_forget - t has no learners any more: drop what was kept. */
+void learn_forget(struct rtable *t);
+
+struct learn_stats {
+	uint64_t sent;        /* LEARN messages handed to sessions */
+	uint64_t skipped;     /* foreign routes fibd cannot express (nexthop objects of others, ...) */
+	uint64_t replayed;    /* notifications kept during a learn dump and replayed */
+	uint64_t overflows;   /* kept notifications over LEARN_BUFFER_MAX: dumped again */
+};
+void learn_get_stats(struct learn_stats *ret);
+
+#endif
