@@ -19,29 +19,7 @@ N4=${1:-600000}
 N6=${2:-150000}
 STEADY=${3:-120}
 N=$((N4 + N6))
-W=$(mktemp -d)
-NS=""
-pids=()
-
-cleanup() {
-	for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
-	for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
-	[ -n "$NS" ] && ip netns del "$NS" 2>/dev/null || true
-	rm -rf "$W"
-}
-trap cleanup EXIT
-
-fresh_ns() {
-	[ -n "$NS" ] && ip netns del "$NS"
-	NS="fibdbench-$$-$1"
-	ip netns add "$NS"
-	ip -n "$NS" link set lo up
-	ip -n "$NS" link add va type veth peer name vb
-	ip -n "$NS" link set va up
-	ip -n "$NS" link set vb up
-	ip -n "$NS" addr add 198.51.100.2/24 dev va
-	ip -n "$NS" addr add 2001:db8:ff::2/64 dev va nodad
-}
+. "$here/lib.sh"
 
 python3 "$here/../netns/routes.py" gen "$N4" "$N6" va 198.51.100.1 2001:db8:ff::1 7 >"$W/routes"
 python3 "$here/../netns/routes.py" bird-static s "$W/routes" >"$W/static.conf"

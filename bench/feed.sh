@@ -14,28 +14,7 @@ B=${BUILD_DIR:-$here/../build-bench}
 N=${1:-700000}
 N4=$((N * 8 / 10))
 N6=$((N - N4))
-W=$(mktemp -d)
-NS=""
-pids=()
-
-cleanup() {
-	for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
-	[ -n "$NS" ] && ip netns del "$NS" 2>/dev/null || true
-	rm -rf "$W"
-}
-trap cleanup EXIT
-
-fresh_ns() {
-	[ -n "$NS" ] && ip netns del "$NS"
-	NS="fibdbench-$$-$1"
-	ip netns add "$NS"
-	ip -n "$NS" link set lo up
-	ip -n "$NS" link add va type veth peer name vb
-	ip -n "$NS" link set va up
-	ip -n "$NS" link set vb up
-	ip -n "$NS" addr add 198.51.100.2/24 dev va
-	ip -n "$NS" addr add 2001:db8:ff::2/64 dev va nodad
-}
+. "$here/lib.sh"
 
 count_routes() {
 	echo $(( $(ip -n "$NS" -4 route show table 100 | wc -l) + $(ip -n "$NS" -6 route show table 100 | wc -l) ))

@@ -12,6 +12,7 @@ NS_PREFIX="fibdt-$$"
 _ns_list=()
 _dirs=()
 _lib_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+. "$_lib_dir/link.sh"
 _pids=()
 _tap_n=0
 _tap_failed=0
@@ -168,12 +169,7 @@ trap 'exit 130' INT TERM
 # 2001:db8:ff::1.
 ns_with_link() {
 	ns_new "$1" "$2" || return 1
-	local ns=${!1}
-	ip -n "$ns" link add va type veth peer name vb
-	ip -n "$ns" link set va up
-	ip -n "$ns" link set vb up
-	ip -n "$ns" addr add 198.51.100.2/24 dev va
-	ip -n "$ns" addr add 2001:db8:ff::2/64 dev va nodad
+	link_setup "${!1}" va vb
 }
 
 # ---- fibd helpers ----

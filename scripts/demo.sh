@@ -40,11 +40,8 @@ birdc() { ip netns exec "$NS" build/bird/birdc -s "$W/bird.ctl" "$@"; }
 echo "== a namespace with one link: $NS"
 ip netns add "$NS"
 ip -n "$NS" link set lo up
-ip -n "$NS" link add uplink type veth peer name peer
-ip -n "$NS" link set uplink up
-ip -n "$NS" link set peer up
-ip -n "$NS" addr add 198.51.100.2/24 dev uplink
-ip -n "$NS" addr add 2001:db8:ff::2/64 dev uplink nodad
+. netns/link.sh
+link_setup "$NS" uplink peer
 
 echo "== fibd"
 echo "state_file = $W/fibd.state" >"$W/fibd.conf"

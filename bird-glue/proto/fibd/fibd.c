@@ -281,11 +281,10 @@ fibd_queue_route(struct fibd_proto *p, u8 fam, u8 plen, const byte *prefix, u32 
  *	Sending
  */
 
-/* Shutdown: BYE has left (or could not): the protocol is down. */
+/* Close the socket (if any) and forget everything of the session. */
 static void
-fibd_stopped(struct fibd_proto *p)
+fibd_close_session(struct fibd_proto *p)
 {
-  tm_stop(p->stop_timer);
   if (p->sk)
   {
     rfree(p->sk);
@@ -293,7 +292,17 @@ fibd_stopped(struct fibd_proto *p)
   }
   p->dec = ps_dec_free(p->dec);
   fibd_flush_queue(p);
+  p->feeds_open = 0;
+  p->drop_pending = 0;
   p->state = FIBD_S_IDLE;
+}
+
+/* Shutdown: BYE has left (or could not): the protocol is down. */
+static void
+fibd_stopped(struct fibd_proto *p)
+{
+  tm_stop(p->stop_timer);
+  fibd_close_session(p);
   proto_notify_state(&p->p, PS_DOWN);
 }
 
@@ -869,16 +878,7 @@ fibd_disconnect(struct fibd_proto *p, const char *why)
 {
   if (why)
     log(L_WARN "%s: disconnecting from fibd: %s", p->p.name, why);
-  if (p->sk)
-  {
-    rfree(p->sk);
-    p->sk = NULL;
-  }
-  p->dec = ps_dec_free(p->dec);
-  fibd_flush_queue(p);
-  p->feeds_open = 0;
-  p->drop_pending = 0;
-  p->state = FIBD_S_IDLE;
+  fibd_close_session(p);
   p->st.disconnects++;
   fibd_unlearn_all(p);
   if (p->p.proto_state == PS_UP)
@@ -1073,14 +1073,7 @@ fibd_shutdown(struct proto *P)
   tm_stop(p->retry_timer);
   if (!p->sk || p->state != FIBD_S_UP)
   {
-    if (p->sk)
-    {
-      rfree(p->sk);
-      p->sk = NULL;
-    }
-    p->dec = ps_dec_free(p->dec);
-    fibd_flush_queue(p);
-    p->state = FIBD_S_IDLE;
+    fibd_close_session(p);
     return PS_DOWN;
   }
 
