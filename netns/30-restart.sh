@@ -35,19 +35,7 @@ check "after SIGKILL every route is still in the kernel" \
 # A sampler counts fibd's routes in table 100 while fibd restarts and the client
 # feeds again; the count must never drop below what stays wanted.
 head -n 19001 "$W/routes" >"$W/again"
-ip -n "$NS" route show table 100 proto 12 >/dev/null
-(
-	min=999999
-	samples=0
-	end=$((SECONDS + 20))
-	while [ ! -e "$W/stop" ] && [ $SECONDS -lt $end ]; do
-		n=$(( $(ip -n "$NS" -4 route show table 100 proto 12 | wc -l) + $(ip -n "$NS" -6 route show table 100 proto 12 | wc -l) ))
-		[ "$n" -lt "$min" ] && min=$n
-		samples=$((samples + 1))
-	done
-	echo "$min $samples" >"$W/sampled"
-) &
-sampler=$!
+sampler_start S "$NS" 100 "$W/sampled"
 
 start_fibd FIBD_PID "$NS" "$SOCK" || { not_ok "fibd starts again"; exit 1; }
 out=$(fibctl_in "$NS" "$SOCK" feed --wait --table 100 "$W/again" 2>&1)
@@ -71,10 +59,8 @@ import json, subprocess, sys
 s = json.loads(subprocess.run(sys.argv[1:], capture_output=True, text=True).stdout)
 assert s["sync"]["routes_pruned"] == 1005 and s["netlink"]["queued"] == 0 and s["netlink"]["inflight"] == 0, s["sync"]
 ' ip netns exec "$NS" "$FIBCTL" -s "$SOCK" -j status
-touch "$W/stop"
-wait "$sampler"
-read -r min samples <"$W/sampled"
-diag "sampler: $samples samples, fewest routes seen $min"
+read -r min samples _ gap _ <<<"$(sampler_stop "$S" "$W/sampled")"
+diag "sampler: $samples samples (longest gap $gap ms), fewest routes seen $min"
 check "no sample saw fewer than the 19001 routes still wanted" test "$min" -ge 19001
 want=$(routes_py canon-text "$W/again")
 have=$(kernel_routes "$NS" 100)

@@ -214,35 +214,24 @@ kernel_routes() {
 	done | routes_py canon-json
 }
 
-# sampler_start VAR NS TABLE OUT: count fibd's routes (proto 12, both families)
-# in TABLE every 0.1 s until sampler_stop; the fewest seen and the number of
-# samples go to OUT. The sampler's PID goes in VAR.
+# sampler_start VAR NS TABLE OUT: count TABLE's routes (both families) every
+# 50 ms (netns/sampler.py, cheap: /proc counters) until sampler_stop; returns
+# once the first sample is taken. The sampler's PID goes in VAR.
 sampler_start() {
 	local var=$1 ns=$2 table=$3 out=$4
-	rm -f "$out" "$out.stop"
-	(
-		min=999999999
-		samples=0
-		end=$((SECONDS + 300))
-		while [ ! -e "$out.stop" ] && [ $SECONDS -lt $end ]; do
-			n=$(( $(ip -n "$ns" -4 route show table "$table" proto 12 | wc -l) +
-			      $(ip -n "$ns" -6 route show table "$table" proto 12 | wc -l) ))
-			[ "$n" -lt "$min" ] && min=$n
-			samples=$((samples + 1))
-			sleep 0.1
-		done
-		echo "$min $samples" >"$out"
-	) &
-	_pids+=("$!")
-	printf -v "$var" '%s' "$!"
+	rm -f "$out" "$out.stop" "$out.started"
+	start_bg "$var" ip netns exec "$ns" python3 "$_lib_dir/sampler.py" "$table" "$out" 50
+	wait_until 10 test -e "$out.started"
 }
 
-# sampler_stop PID OUT: stop the sampler; prints "fewest samples". (Polls for
-# OUT: it may run in a command substitution, which cannot wait for the sampler.)
+# sampler_stop PID OUT: stop the sampler; prints "fewest samples drops
+# longest-gap-ms most". (Polls for OUT: it may run in a command substitution,
+# which cannot wait for the sampler.)
 sampler_stop() {
 	touch "$2.stop"
 	wait_until 10 test -s "$2"
-	cat "$2"
+	python3 -c 'import json,sys; s=json.load(open(sys.argv[1]))
+print(s["min"], s["samples"], s["drops"], s["max_gap_ms"], s["max"])' "$2"
 }
 
 # ---- BIRD helpers (bird-glue/build.sh leaves bird and birdc in BIRD_DIR) ----

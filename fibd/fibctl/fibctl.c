@@ -3,7 +3,7 @@
  *
  *   fibctl [-s SOCKET] [-j] status
  *   fibctl [-s SOCKET] resync [--table N]
- *   fibctl [-s SOCKET] feed [--name NAME] [--table N] [--metric N] [--wait] FILE|-
+ *   fibctl [-s SOCKET] feed [--name NAME] [--table N] [--metric N] [--stale-time S] [--wait] FILE|-
  *   fibctl help
  *
  * Exit status: 0 success; 1 fibd refused or failed the request; 2 usage or input
@@ -47,11 +47,13 @@ usage(FILE *f)
 	    "  status                  what fibd holds: clients, tables, netlink, loop health\n"
 	    "  resync [--table N]      rescan every table (or table N) now and repair what\n"
 	    "                          differs\n"
-	    "  feed [--name NAME] [--table N] [--metric N] [--wait] FILE|-\n"
+	    "  feed [--name NAME] [--table N] [--metric N] [--stale-time S] [--wait] FILE|-\n"
 	    "                          make the routes in FILE (ip route syntax, one per line)\n"
 	    "                          the desired state of client NAME (default \"fibctl\");\n"
 	    "                          an empty file removes NAME's routes. --wait: return once\n"
-	    "                          every route is installed or has failed\n"
+	    "                          every route is installed or has failed. The routes stay\n"
+	    "                          after fibctl ends until the next feed of NAME, or with\n"
+	    "                          --stale-time S for S seconds only\n"
 	    "  help                    this text\n"
 	    "options:\n"
 	    "  -s SOCKET  fibd's socket (default %s)\n"
@@ -372,6 +374,7 @@ cmd_feed(int argc, char **argv)
 		{ "table", required_argument, NULL, 't' },
 		{ "metric", required_argument, NULL, 'm' },
 		{ "wait", no_argument, NULL, 'w' },
+		{ "stale-time", required_argument, NULL, 'S' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *name = "fibctl", *fname;
@@ -401,14 +404,21 @@ cmd_feed(int argc, char **argv)
 			break;
 		case 't':
 		case 'm':
+		case 'S':
 			errno = 0;
 			v = strtoul(optarg, &end, 10);
-			if (errno || *end || !*optarg || v > UINT32_MAX || (o == 't' && v == 0)) {
-				fprintf(stderr, "fibctl: invalid --%s '%s'\n", o == 't' ? "table" : "metric",
-				    optarg);
+			if (errno || *end || !*optarg || v > UINT32_MAX || (o == 't' && v == 0) ||
+			    (o == 'S' && v > PS_STALE_TIME_MAX)) {
+				fprintf(stderr, "fibctl: invalid --%s '%s'\n",
+				    o == 't' ? "table" : o == 'm' ? "metric" : "stale-time", optarg);
 				return EXIT_USAGE;
 			}
-			if (o == 't') {
+			if (o == 'S') {
+				/* The routes stay only this long after the command ends. */
+				h.stale_time = (uint32_t)v;
+				h.has |= PS_HELLO_STALE;
+				h.persist = 0;
+			} else if (o == 't') {
 				h.table = (uint32_t)v;
 				h.has |= PS_HELLO_TABLE;
 			} else {

@@ -142,6 +142,15 @@ conf_parse(const char *text, struct conf *ret, char *ret_err, size_t errlen)
 				return -EINVAL;
 			}
 			snprintf(c.state_file, sizeof(c.state_file), "%s", strcmp(val, "none") ? val : "");
+		} else if (!strcmp(key, "flush_on_exit")) {
+			if (!strcmp(val, "yes"))
+				c.flush_on_exit = 1;
+			else if (!strcmp(val, "no"))
+				c.flush_on_exit = 0;
+			else {
+				snprintf(ret_err, errlen, "line %u: flush_on_exit must be yes or no", lineno);
+				return -EINVAL;
+			}
 		} else if (!strcmp(key, "nexthop_objects")) {
 			if (!strcmp(val, "auto"))
 				c.nexthop_objects = -1;

@@ -23,6 +23,7 @@ struct conf {
 	uint32_t rescan_interval; /* seconds, 0: off */
 	uint32_t monitor_buffer;  /* bytes, 0: the default */
 	char state_file[256];   /* "" for none */
+	int flush_on_exit;      /* withdraw every route on SIGTERM / SIGINT */
 };
 
 /* conf_defaults - the built-in configuration. */

@@ -222,11 +222,12 @@ status_json(struct text *t, const struct snap *sn)
 		tprintf(t, "%s{\"name\":", i ? "," : "");
 		json_str(t, oi.name);
 		tprintf(t, ",\"connected\":%s,\"routes\":%llu,\"pending\":%llu,\"generation\":%llu,"
-			   "\"feeding\":%s,\"persist\":%s,\"stale_left_s\":%llu}",
+			   "\"feeding\":%s,\"persist\":%s,\"stale_left_s\":%llu,\"stale_routes\":%llu}",
 		    oi.connected ? "true" : "false", (unsigned long long)oi.routes,
 		    (unsigned long long)oi.pending, (unsigned long long)oi.generation,
 		    oi.in_feed ? "true" : "false", oi.persist ? "true" : "false",
-		    (unsigned long long)oi.stale_left_s);
+		    (unsigned long long)oi.stale_left_s,
+		    (unsigned long long)(oi.stale_left_s ? oi.routes : 0));
 	}
 	tprintf(t, "],\"tables\":[");
 	for (unsigned i = 0; i < table_count(); i++) {

@@ -5,11 +5,14 @@
  *
  *   fibd [-f] [-d] [-c FILE] [-s SOCKET]
  *
- * SIGTERM and SIGINT stop fibd and leave every route in the kernel; SIGHUP
- * re-reads the configuration (a bad file is refused and the running one stays).
+ * SIGTERM and SIGINT stop fibd and leave every route in the kernel (unless
+ * flush_on_exit is set: then fibd withdraws its routes first, for at most
+ * FLUSH_WAIT_MS; a second signal stops it at once); SIGHUP re-reads the
+ * configuration (a bad file is refused and the running one stays).
  */
 #include <errno.h>
 #include <getopt.h>
+#include <stdbool.h>
 #include <libgen.h>
 #include <signal.h>
 #include <stdio.h>
@@ -34,11 +37,16 @@
 #include "table.h"
 
 #define SLAB_TICK_MS 20
+#define FLUSH_WAIT_MS 60000
+#define FLUSH_POLL_MS 50
 
 static struct {
 	uv_loop_t loop;
 	uv_signal_t sig_term, sig_int, sig_hup;
 	uv_timer_t slab_tick;
+	uv_timer_t flush_wait;
+	uint64_t flush_deadline;
+	bool stopping;
 	struct conf conf;
 	const char *conf_path;
 	int conf_optional;
@@ -78,7 +86,8 @@ have_net_admin(void)
 static void
 shutdown_all(void)
 {
-	log_info("stopping; the kernel's routes stay in place");
+	if (!m.flush_deadline)
+		log_info("stopping; the kernel's routes stay in place");
 	feed_close();
 	sync_close();
 	nl_close();
@@ -87,6 +96,56 @@ shutdown_all(void)
 	uv_close((uv_handle_t *)&m.sig_int, NULL);
 	uv_close((uv_handle_t *)&m.sig_hup, NULL);
 	uv_close((uv_handle_t *)&m.slab_tick, NULL);
+	uv_close((uv_handle_t *)&m.flush_wait, NULL);
+}
+
+static int
+flush_route(struct route *r, void *ctx)
+{
+	uint64_t *n = ctx;
+
+	if (!r->have && !r->want)
+		return 0;
+	route_set_want(r, NULL);
+	nl_enqueue(r);
+	(*n)++;
+	return 0;
+}
+
+static void
+main_on_flush_wait(uv_timer_t *t)
+{
+	uint64_t left = nl_pending();
+
+	if (left && uv_now(&m.loop) < m.flush_deadline)
+		return;
+	uv_timer_stop(t);
+	if (left)
+		log_warn("flush_on_exit: %llu routes still pending after %u s; stopping anyway",
+		    (unsigned long long)left, FLUSH_WAIT_MS / 1000);
+	else
+		log_info("flush_on_exit: every route of fibd's withdrawn");
+	shutdown_all();
+}
+
+/*
+ * flush_on_exit: no client may change anything any more, no rescan may write
+ * routes back; every route fibd installed or adopted is withdrawn, and fibd
+ * stops once the kernel has acknowledged it (or the wait is over).
+ */
+static void
+flush_then_stop(void)
+{
+	uint64_t n = 0;
+
+	feed_close();
+	sync_close();
+	for (unsigned i = 0; i < table_count(); i++)
+		table_walk(table_at((uint16_t)i), NULL, 0, flush_route, &n);
+	log_info("stopping; flush_on_exit: withdrawing %llu routes of fibd's first",
+	    (unsigned long long)n);
+	m.flush_deadline = uv_now(&m.loop) + FLUSH_WAIT_MS;
+	uv_timer_start(&m.flush_wait, main_on_flush_wait, 0, FLUSH_POLL_MS);
 }
 
 static void
@@ -105,13 +164,24 @@ main_on_signal(uv_signal_t *h, int signum)
 		    strcmp(c.state_file, m.conf.state_file) || c.startup_grace != m.conf.startup_grace ||
 		    c.rescan_interval != m.conf.rescan_interval ||
 		    c.monitor_buffer != m.conf.monitor_buffer)
-			log_warn("reload: only log_level changes without a restart");
+			log_warn("reload: only log_level and flush_on_exit change without a restart");
 		m.conf.log_level = c.log_level;
+		m.conf.flush_on_exit = c.flush_on_exit;
 		log_set_level(c.log_level);
 		log_info("configuration reloaded from %s", m.conf_path);
 		return;
 	}
-	shutdown_all();
+	if (m.stopping) {
+		log_warn("second signal: stopping now");
+		uv_timer_stop(&m.flush_wait);
+		shutdown_all();
+		return;
+	}
+	m.stopping = true;
+	if (m.conf.flush_on_exit)
+		flush_then_stop();
+	else
+		shutdown_all();
 }
 
 static void
@@ -246,6 +316,7 @@ main(int argc, char **argv)
 	uv_signal_start(&m.sig_hup, main_on_signal, SIGHUP);
 	signal(SIGPIPE, SIG_IGN);
 	uv_timer_init(&m.loop, &m.slab_tick);
+	uv_timer_init(&m.loop, &m.flush_wait);
 	uv_timer_start(&m.slab_tick, main_on_slab_tick, SLAB_TICK_MS, SLAB_TICK_MS);
 
 	log_info("fibd %s started: protocol %u, socket %s", FIBD_VERSION, m.conf.protocol,

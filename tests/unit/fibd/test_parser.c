@@ -130,6 +130,11 @@ test_conf(void **state)
 	assert_int_equal(conf_parse("\n\ncolour = blue\n", &c, err, sizeof(err)), -EINVAL);
 	assert_string_equal(err, "line 3: unknown key 'colour'");
 	assert_int_equal(conf_parse("log_level = loud\n", &c, err, sizeof(err)), -EINVAL);
+	assert_int_equal(c.flush_on_exit, 0);
+	assert_int_equal(conf_parse("flush_on_exit = yes\n", &c, err, sizeof(err)), 0);
+	assert_int_equal(c.flush_on_exit, 1);
+	assert_int_equal(conf_parse("flush_on_exit = maybe\n", &c, err, sizeof(err)), -EINVAL);
+	assert_string_equal(err, "line 1: flush_on_exit must be yes or no");
 	assert_int_equal(conf_load("/nonexistent/fibd.conf", 1, &c, err, sizeof(err)), 0);
 	assert_true(conf_load("/nonexistent/fibd.conf", 0, &c, err, sizeof(err)) < 0);
 	assert_true(strstr(err, "No such file") != NULL);
