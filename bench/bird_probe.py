@@ -17,26 +17,13 @@ import os
 import re
 import select
 import socket
-import subprocess
 import sys
 import time
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "netns"))
+from sampler import v4 as v4_count, v6_all as v6_count, v6_table as v6_exact  # noqa: E402
+
 HZ = os.sysconf("SC_CLK_TCK")
-
-
-def v4_count(table):
-    text = open("/proc/net/fib_triestat").read()
-    m = re.search(r"^Id %d:\n(?:.*\n)*?\s+Prefixes:\s+(\d+)" % table, text, re.M)
-    return int(m.group(1)) if m else 0
-
-
-def v6_count():
-    return int(open("/proc/net/rt6_stats").read().split()[3], 16)
-
-
-def v6_exact(table):
-    out = subprocess.run(["ip", "-6", "route", "show", "table", str(table)], capture_output=True).stdout
-    return out.count(b"\n")
 
 
 def cpu_s(pid):
