@@ -313,7 +313,8 @@ feed_on_sweep(uv_idle_t *h)
 
 	while (fd.sweeps && budget) {
 		struct owner *o = fd.sweeps;
-		while (o->sweep && budget--) {
+		/* (budget-- in the condition would wrap to UINT_MAX when it runs out) */
+		for (; o->sweep && budget; budget--) {
 			struct route *r = o->sweep;
 			o->sweep = r->onext;
 			if (r->want && r->gen != o->mark) {
@@ -452,7 +453,7 @@ feed_on_repair(uv_idle_t *h)
 			o->repair = o->routes;
 			fd.repair_started = true;
 		}
-		while (o->repair && budget--) {
+		for (; o->repair && budget; budget--) {
 			struct route *r = o->repair;
 			o->repair = r->onext;
 			if (r->rt != t->idx || !r->want || !r->have || r->seen == t->epoch ||

@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <setjmp.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -263,6 +264,7 @@ setup(void **state)
 {
 	(void)state;
 	log_init("test", true, LOG_LVL_WARN);
+	signal(SIGPIPE, SIG_IGN); /* as fibd's main does: a closed peer is an error, not a death */
 	snprintf(sock_path, sizeof(sock_path), "/tmp/fibd-unit-%d.sock", getpid());
 	cfg.socket_path = sock_path;
 	cfg.protocol = 12;
@@ -405,6 +407,77 @@ test_generation_sweep(void **state)
 	/* Its routes stay, owned by the name, after the session is gone. */
 	assert_non_null(kernel_key(11));
 	assert_non_null(kernel_key(11)->want);
+}
+
+/* Write all of b, letting fibd read as it goes (the socket buffer is finite). */
+static void
+write_all(struct client *c, const struct ps_buf *b)
+{
+	for (size_t off = 0; off < b->len;) {
+		ssize_t n = send(c->fd, b->data + off, b->len - off, MSG_NOSIGNAL);
+		if (n > 0)
+			off += (size_t)n;
+		else if (errno != EAGAIN)
+			fail_msg("write: %s", strerror(errno));
+		uv_run(&loop, UV_RUN_NOWAIT);
+	}
+}
+
+/*
+ * The sweep after FEED_END withdraws at most FEED_SWEEP_BUDGET routes per loop
+ * iteration, however many there are (a budget counted down in a loop condition
+ * once wrapped around and let one callback sweep everything).
+ */
+static void
+test_sweep_is_bounded(void **state)
+{
+	const unsigned n = 2 * FEED_SWEEP_BUDGET + 100;
+	struct client c;
+	struct ps_buf b;
+	static struct ps_msg m;
+	unsigned before, most = 0;
+	(void)state;
+
+	connect_feed(&c, "bounded");
+	send_simple(&c, PS_FEED_BEGIN, 1);
+	ps_buf_init(&b);
+	for (unsigned i = 0; i < n; i++) {
+		memset(&m, 0, offsetof(struct ps_msg, u) + offsetof(struct ps_route, nh));
+		m.type = PS_ROUTE;
+		m.u.route.key.family = PS_FAM_V4;
+		m.u.route.key.plen = 24;
+		m.u.route.key.prefix.b[0] = 10;
+		m.u.route.key.prefix.b[1] = (uint8_t)(i >> 8);
+		m.u.route.key.prefix.b[2] = (uint8_t)i;
+		m.u.route.type = PS_RT_BLACKHOLE;
+		assert_true(ps_enc_msg(&b, &m, NULL) > 0);
+	}
+	write_all(&c, &b);
+	send_simple(&c, PS_FEED_END, 1);
+	while (fake_nl_complete(0))
+		spin();
+
+	/* A new generation without any of them: the sweep withdraws all n. */
+	b.len = 0;
+	memset(&m, 0, sizeof(m));
+	m.type = PS_FEED_BEGIN;
+	m.u.generation = 2;
+	assert_true(ps_enc_msg(&b, &m, NULL) > 0);
+	m.type = PS_FEED_END;
+	assert_true(ps_enc_msg(&b, &m, NULL) > 0);
+	before = fake_nl_enqueues;
+	write_all(&c, &b);
+	for (int i = 0; i < 100 && fake_nl_enqueues - before < n; i++) {
+		unsigned was = fake_nl_enqueues;
+		uv_run(&loop, UV_RUN_NOWAIT);
+		if (fake_nl_enqueues - was > most)
+			most = fake_nl_enqueues - was;
+	}
+	assert_int_equal(fake_nl_enqueues - before, n);
+	assert_true(most <= FEED_SWEEP_BUDGET);
+	ps_buf_release(&b);
+	complete(0);
+	client_close(&c);
 }
 
 /* Two clients, one key: the first keeps it, the second is told who owns it. */
@@ -595,6 +668,7 @@ main(void)
 		cmocka_unit_test(test_version_refused),
 		cmocka_unit_test(test_changes_coalesce),
 		cmocka_unit_test(test_generation_sweep),
+		cmocka_unit_test(test_sweep_is_bounded),
 		cmocka_unit_test(test_key_conflict),
 		cmocka_unit_test(test_ping_barrier),
 		cmocka_unit_test(test_malformed_session_isolated),

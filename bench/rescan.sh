@@ -1,0 +1,104 @@
+#!/usr/bin/env bash
+# The sync engine on two tables of N routes each (default 500k: 80% IPv4):
+#   startup scan  fibd started again on tables a previous fibd filled: it dumps
+#                 both and adopts every route (the first scans)
+#   rescan        fibctl resync on the same tables, already in sync
+# Figures for each: time to complete, fibd CPU, fibctl status round trips (one
+# every 50 ms, bench/ctl_probe.py) p50/p99/max, and fibd's loop lag and
+# longest callback: all-time maxima, so after the startup scan they are the
+# scan's own, and after the rescan the larger of the two. For scale, in the
+# same run: ip route show on the same tables. Nothing is asserted.
+#
+#   bench/rescan.sh [N]     (as root)
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+B=${BUILD_DIR:-$here/../build-bench}
+N=${1:-500000}
+N4=$((N * 8 / 10))
+N6=$((N - N4))
+. "$here/lib.sh"
+
+fibctl() { ip netns exec "$NS" "$B/fibd/fibctl/fibctl" -s "$W/fibd.sock" "$@"; }
+start_fibd() {
+	ip netns exec "$NS" "$B/fibd/fibd" -f -c "$W/fibd.conf" -s "$W/fibd.sock" 2>>"$W/fibd.log" &
+	fibd_pid=$!
+	pids+=("$fibd_pid")
+	for _ in $(seq 100); do fibctl status >/dev/null 2>&1 && return 0; sleep 0.05; done
+	echo "rescan.sh: fibd did not start" >&2
+	exit 1
+}
+stop_fibd() {
+	kill "$fibd_pid"
+	wait "$fibd_pid" 2>/dev/null || true
+}
+proc_cpu() { awk -v hz="$(getconf CLK_TCK)" '{ printf "%.2f", ($14 + $15) / hz }' "/proc/$1/stat"; }
+now() { date +%s.%N; }
+since() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.2f", b - a }'; }
+# A python3 with msgpack (Debian's python3-msgpack, for /usr/bin/python3).
+PY=$(for p in python3 /usr/bin/python3; do "$p" -c 'import msgpack' 2>/dev/null && echo "$p" && break; done)
+[ -n "$PY" ] || { echo "rescan.sh: needs python3-msgpack (scripts/setup.sh)" >&2; exit 1; }
+probe_start() {
+	rm -f "$W/probe" "$W/probe.stop" "$W/probe.started"
+	ip netns exec "$NS" "$PY" "$here/ctl_probe.py" "$W/fibd.sock" "$W/probe" 50 &
+	probe_pid=$!
+	pids+=("$probe_pid")
+	for _ in $(seq 100); do [ -e "$W/probe.started" ] && return 0; sleep 0.02; done
+}
+probe_stop() { # the figures go to $probe
+	touch "$W/probe.stop"
+	wait "$probe_pid" 2>/dev/null || true
+	probe=$(cat "$W/probe")
+}
+# wait_log COUNT TEXT: until fibd's log has COUNT lines with TEXT.
+wait_log() {
+	while [ "$(grep -c "$2" "$W/fibd.log" || true)" -lt "$1" ]; do sleep 0.02; done
+}
+loop_stats() {
+	fibctl -j status | python3 -c 'import json, sys
+l = json.load(sys.stdin)["loop"]
+print("lag max %.1f ms, longest callback %.1f ms (%s)" % (l["lag_max_all_ms"], l["callback_max_all_ms"], l["callback_max_all"]))'
+}
+
+fresh_ns rescan
+echo "state_file = $W/tables" >"$W/fibd.conf"
+python3 "$here/../netns/routes.py" gen "$N4" "$N6" va 198.51.100.1 2001:db8:ff::1 51 >"$W/t100"
+python3 "$here/../netns/routes.py" gen "$N4" "$N6" va 198.51.100.1 2001:db8:ff::1 52 >"$W/t101"
+start_fibd
+fibctl feed --wait --name a --table 100 "$W/t100" >/dev/null
+fibctl feed --wait --name b --table 101 "$W/t101" >/dev/null
+stop_fibd
+echo "two tables of $N routes ($N4 IPv4, $N6 IPv6): $((2 * N)) routes; $(nproc) CPUs"
+
+: >"$W/fibd.log"
+t0=$(now)
+start_fibd
+probe_start
+wait_log 4 "first scan done"
+took=$(since "$t0")
+probe_stop
+echo "startup scan: ${took} s from start to every table adopted; fibd CPU $(proc_cpu "$fibd_pid") s"
+echo "  status round trips: $probe"
+echo "  fibd: $(loop_stats)"
+
+# The clients claim their routes again (no write), then the rescan.
+fibctl feed --wait --name a --table 100 "$W/t100" >/dev/null
+fibctl feed --wait --name b --table 101 "$W/t101" >/dev/null
+cpu0=$(proc_cpu "$fibd_pid")
+probe_start
+t0=$(now)
+fibctl resync >/dev/null
+wait_log 4 "rescan done"
+took=$(since "$t0")
+probe_stop
+echo "rescan: ${took} s for both tables; fibd CPU $(awk -v a="$cpu0" -v b="$(proc_cpu "$fibd_pid")" 'BEGIN { printf "%.2f", b - a }') s"
+echo "  status round trips: $probe"
+echo "  fibd (all-time maxima, startup scan included): $(loop_stats)"
+fibctl status | grep -E "^(sync|netlink|  messages|  monitor)" | sed "s/^/  /"
+
+t0=$(now)
+ip -n "$NS" route show table 100 >/dev/null
+ip -n "$NS" -6 route show table 100 >/dev/null
+ip -n "$NS" route show table 101 >/dev/null
+ip -n "$NS" -6 route show table 101 >/dev/null
+echo "for scale: ip route show of both tables (both families) took $(since "$t0") s"
+stop_fibd
