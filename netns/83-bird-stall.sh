@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# fibd stops reading (SIGSTOP) while BIRD has a burst of changes for it (every
+# route withdrawn by a new export filter): BIRD keeps answering birdc, its
+# pending set stays bounded by the number of prefixes (changes to a prefix
+# coalesce), and the session survives; once fibd reads again, the changes drain
+# and the kernel ends as BIRD's configuration says.
+set -u
+. "$(dirname "$0")/lib.sh"
+
+require_root
+require_fibd
+require_bird
+tap_plan 5
+
+ns_with_link A st
+scratch_dir W
+SOCK=$W/fibd.sock
+routes_py gen 16000 4000 va 198.51.100.1 2001:db8:ff::1 61 >"$W/routes"
+bird_conf() { # the export filter
+	cat <<EOF
+router id 192.0.2.1;
+log "$W/bird.conf.log" all;
+protocol device {}
+$(routes_py bird-static s "$W/routes")
+protocol fibd f1 {
+  socket "$SOCK"; kernel table 100;
+  ipv4 { export $1; }; ipv6 { export $1; };
+}
+EOF
+}
+table_is() { [ "$(kernel_routes "$A" 100)" = "$(routes_py canon-text "$1")" ]; }
+sed 's/$/ metric 32/' "$W/routes" >"$W/want"
+
+bird_conf all >"$W/bird.conf"
+start_fibd FIBD_PID "$A" "$SOCK" || { not_ok "fibd starts"; exit 1; }
+start_bird BIRD_PID "$A" "$W/bird.conf" || { not_ok "BIRD starts"; exit 1; }
+check "BIRD's 20000 routes are in the kernel" wait_until 60 table_is "$W/want"
+
+# fibd stalls; BIRD is told to export nothing any more: 20000 withdrawals.
+kill -STOP "$FIBD_PID"
+bird_conf none >"$W/bird.conf"
+birdc_in "$A" "$W/bird.conf" configure >/dev/null
+answered=0
+for _ in $(seq 20); do
+	timeout 2 ip netns exec "$A" "$BIRD_DIR/birdc" -s "$W/bird.conf.ctl" show status >/dev/null 2>&1 &&
+		answered=$((answered + 1))
+	sleep 0.1
+done
+check "with fibd stalled, birdc answers (20 of 20 probes within 2 s)" test "$answered" -eq 20
+info=$(birdc_in "$A" "$W/bird.conf" show protocols all f1)
+diag "$(grep -E 'Session|Pending|Sessions' <<<"$info")"
+check "the pending set stayed within the 20000 prefixes; the session was not dropped" bash -c \
+	"grep -Eq 'peak ([0-9]{1,4}|1[0-9]{4}|20000) changes' <<<\"\$1\" &&
+	 grep -Eq 'Sessions: *1 connects, 0 disconnects, 0 dropped' <<<\"\$1\"" _ "$info"
+
+# fibd reads again: the withdrawals drain.
+kill -CONT "$FIBD_PID"
+: >"$W/empty"
+check "after fibd resumes, the kernel follows BIRD's configuration" wait_until 90 table_is "$W/empty"
+check "the same session all along" bash -c \
+	"ip netns exec $A $BIRD_DIR/birdc -s $W/bird.conf.ctl show protocols all f1 | grep -Eq 'Sessions: *1 connects, 0 disconnects'"
+stop_pid "$BIRD_PID" TERM
+stop_pid "$FIBD_PID" TERM
