@@ -18,12 +18,12 @@
 
 #include "table.h"
 
-#define SYNC_DUMP_DATAGRAMS 8           /* datagrams read per callback */
+#define SYNC_DUMP_DATAGRAMS 4           /* datagrams read per callback */
 #define SYNC_DUMP_CAP (256u << 20)      /* bytes one dump may bring */
 #define SYNC_RETRY_MIN_MS 100
 #define SYNC_RETRY_MAX_MS 10000
 #define SYNC_PRUNE_BUDGET 4096          /* adopted keys checked per callback */
-#define SYNC_APPLY_BUDGET 4096          /* keys of a valid dump applied per callback */
+#define SYNC_APPLY_BUDGET 2048          /* keys of a valid dump applied per callback */
 #define SYNC_RESCAN_DELAY_MS 500        /* link or address changes settle for this long */
 #define SYNC_GRACE_DEFAULT 120          /* seconds */
 
