@@ -93,6 +93,35 @@ static struct {
 } sy;
 
 static void sync_on_readable(uv_poll_t *h, int status, int events);
+
+/* The dump socket's I/O; tests script it (sync_set_io). */
+static ssize_t
+real_send(const void *buf, size_t len)
+{
+	return mnl_socket_sendto(sy.sock, buf, len);
+}
+
+static ssize_t
+real_recv(void *buf, size_t len)
+{
+	return mnl_socket_recvfrom(sy.sock, buf, len);
+}
+
+static sync_send_fn io_send = real_send;
+static sync_recv_fn io_recv = real_recv;
+
+void
+sync_set_io(sync_send_fn send_fn, sync_recv_fn recv_fn)
+{
+	io_send = send_fn ? send_fn : real_send;
+	io_recv = recv_fn ? recv_fn : real_recv;
+}
+
+void
+sync_poll(void)
+{
+	sync_on_readable(&sy.poll, 0, UV_READABLE);
+}
 static void start_next(void);
 
 static void
@@ -768,7 +797,7 @@ start_next(void)
 	rtm->rtm_protocol = sy.learning ? 0 : sy.protocol; /* a learn dump takes every protocol */
 	mnl_attr_put_u32(nlh, RTA_TABLE, t->id);
 	sy.st.dumps_started++;
-	if (mnl_socket_sendto(sy.sock, nlh, nlh->nlmsg_len) < 0) {
+	if (io_send(nlh, nlh->nlmsg_len) < 0) {
 		sy.st.dumps_failed++;
 		job_end(false, strerror(errno));
 	}
@@ -788,7 +817,7 @@ sync_on_readable(uv_poll_t *h, int status, int events)
 	if (status < 0)
 		uv_poll_start(&sy.poll, UV_READABLE, sync_on_readable);
 	for (int i = 0; i < SYNC_DUMP_DATAGRAMS && sy.dumping; i++) {
-		ssize_t n = mnl_socket_recvfrom(sy.sock, sy.rx, sizeof(sy.rx));
+		ssize_t n = io_recv(sy.rx, sizeof(sy.rx));
 		int r;
 		if (n < 0) {
 			if (errno == EAGAIN || errno == EWOULDBLOCK)
@@ -922,6 +951,7 @@ sync_init(uv_loop_t *loop, uint8_t protocol, uint32_t grace_s, uint32_t interval
 {
 	int one = 1, size = 32 << 20;
 
+	memset(&sy, 0, sizeof(sy)); /* nothing of an earlier run (tests init again) */
 	sy.loop = loop;
 	sy.protocol = protocol;
 	sy.grace_ms = grace_s * 1000;

@@ -73,6 +73,17 @@ bool sync_table_ready(struct rtable *t);
 void sync_get_stats(struct sync_stats *ret);
 
 /*
+ * For tests of the engine: the dump socket's send and receive (NULL: the real
+ * ones), and one run of the readable callback, as the loop would make it. The
+ * functions return like send(2) and recv(2), -1 with errno.
+ */
+#include <sys/types.h>
+typedef ssize_t (*sync_send_fn)(const void *buf, size_t len);
+typedef ssize_t (*sync_recv_fn)(void *buf, size_t len);
+void sync_set_io(sync_send_fn send_fn, sync_recv_fn recv_fn);
+void sync_poll(void);
+
+/*
  * The dump parser, separate from the socket so that tests can feed it bytes.
  * sync_parse consumes one datagram of a dump for table (id, family): each route
  * of `protocol` calls on_route; other routes are counted in *ret_foreign.

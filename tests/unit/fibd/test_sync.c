@@ -17,47 +17,24 @@
 #include <libmnl/libmnl.h>
 #include <linux/rtnetlink.h>
 
+#include "nlbuild.h"
 #include "sync.h"
 
-static _Alignas(8) char dgram[16384];
-static size_t dlen;
+static struct nlbuild nb;
+#define dgram nb.buf
+#define dlen nb.len
 
 static void
 add_route(int family, const char *dst, unsigned plen, uint32_t table, uint8_t proto,
     uint32_t metric, uint16_t flags)
 {
-	struct nlmsghdr *nlh = mnl_nlmsg_put_header(dgram + dlen);
-	struct rtmsg *rtm;
-	uint8_t addr[16];
-
-	nlh->nlmsg_type = RTM_NEWROUTE;
-	nlh->nlmsg_flags = NLM_F_MULTI | flags;
-	rtm = mnl_nlmsg_put_extra_header(nlh, sizeof(*rtm));
-	rtm->rtm_family = (uint8_t)family;
-	rtm->rtm_dst_len = (uint8_t)plen;
-	rtm->rtm_table = table < 256 ? (uint8_t)table : RT_TABLE_UNSPEC;
-	rtm->rtm_protocol = proto;
-	rtm->rtm_type = RTN_UNICAST;
-	mnl_attr_put_u32(nlh, RTA_TABLE, table);
-	if (plen) {
-		inet_pton(family, dst, addr);
-		mnl_attr_put(nlh, RTA_DST, family == AF_INET ? 4 : 16, addr);
-	}
-	if (metric)
-		mnl_attr_put_u32(nlh, RTA_PRIORITY, metric);
-	dlen += NLMSG_ALIGN(nlh->nlmsg_len);
+	nlb_route(&nb, family, dst, plen, table, proto, metric, flags);
 }
 
 static void
 add_done(uint16_t flags)
 {
-	struct nlmsghdr *nlh = mnl_nlmsg_put_header(dgram + dlen);
-	int zero = 0;
-
-	nlh->nlmsg_type = NLMSG_DONE;
-	nlh->nlmsg_flags = NLM_F_MULTI | flags;
-	memcpy(mnl_nlmsg_put_extra_header(nlh, sizeof(zero)), &zero, sizeof(zero));
-	dlen += NLMSG_ALIGN(nlh->nlmsg_len);
+	nlb_done(&nb, flags);
 }
 
 struct seen {
