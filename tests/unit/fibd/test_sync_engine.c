@@ -119,6 +119,24 @@ lookup(struct rtable *t, const char *dst, unsigned plen)
 	return table_lookup(t, &p, (uint8_t)plen, 0, 0);
 }
 
+/* After a discarded dump: request number n comes, and a good dump of dst/24 is adopted. */
+static void
+retry_then_adopt(struct rtable *t, unsigned n, const char *dst)
+{
+	struct nlbuild *b;
+
+	want_requests = n;
+	assert_true(run_until(requests_reached));
+	b = next_datagram();
+	nlb_route(b, AF_INET, dst, 24, t->id, 12, 0, 0);
+	nlb_done(b, 0);
+	deliver();
+	cond_table = t;
+	assert_true(run_until(table_ready));
+	assert_non_null(lookup(t, dst, 24));
+	assert_non_null(lookup(t, dst, 24)->have);
+}
+
 static int
 setup(void **state)
 {
@@ -207,16 +225,7 @@ test_changed_during_dump_discarded(void **state)
 	assert_int_equal(st.dumps_interrupted, 1);
 	assert_int_equal(st.dumps_completed, 0);
 	assert_null(lookup(t, "192.0.2.0", 24));
-
-	want_requests = 2;
-	assert_true(run_until(requests_reached));
-	b = next_datagram();
-	nlb_route(b, AF_INET, "192.0.2.0", 24, 100, 12, 0, 0);
-	nlb_done(b, 0);
-	deliver();
-	cond_table = t;
-	assert_true(run_until(table_ready));
-	assert_non_null(lookup(t, "192.0.2.0", 24));
+	retry_then_adopt(t, 2, "192.0.2.0");
 }
 
 /* ENOBUFS on the dump socket: messages were lost; discarded and retried. */
@@ -237,8 +246,7 @@ test_enobufs_discards(void **state)
 	sync_get_stats(&st);
 	assert_int_equal(st.dumps_failed, 1);
 	assert_null(lookup(t, "192.0.2.0", 24));
-	want_requests = 2;
-	assert_true(run_until(requests_reached));
+	retry_then_adopt(t, 2, "198.51.100.0");
 }
 
 /*
