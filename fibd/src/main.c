@@ -3,7 +3,7 @@
  * feed sessions (feed.c), the desired tables (table.c), the netlink writer (nl.c),
  * control requests (ctl.c), loop health (health.c) and the slab cleanup job.
  *
- *   fibd [-f] [-d] [-c FILE] [-s SOCKET]
+ *   fibd [-f] [-d] [-c FILE] [-s SOCKET] [--user NAME]
  *
  * SIGTERM and SIGINT stop fibd and leave every route in the kernel (unless
  * flush_on_exit is set: then fibd withdraws its routes first, for at most
@@ -32,6 +32,7 @@
 #include "learn.h"
 #include "log.h"
 #include "nl.h"
+#include "privs.h"
 #include "state.h"
 #include "sync.h"
 #include "table.h"
@@ -62,6 +63,7 @@ usage(FILE *f)
 		   "  -d         log debug messages\n"
 		   "  -c FILE    configuration file (default %s)\n"
 		   "  -s SOCKET  socket path (default %s)\n"
+		   "  --user NAME  started as root: become NAME, keeping only CAP_NET_ADMIN\n"
 		   "  --version  print the version\n",
 	    CONF_DEFAULT_PATH, CONF_DEFAULT_SOCKET);
 }
@@ -201,15 +203,27 @@ main_scan_table(uint32_t id, uint8_t family, void *ctx)
 		sync_table_ready(t);
 }
 
+/*
+ * The socket's directory: made if missing; refused if anyone may write to it
+ * (another user could put a socket of their own in fibd's place). With --user,
+ * handed to that user, who must create the socket in it.
+ */
 static int
-ensure_dir(const char *socket_path)
+ensure_dir(const char *socket_path, const uid_t *uid, gid_t gid)
 {
 	char tmp[sizeof(m.conf.socket)];
+	struct stat st;
 	char *dir;
 
 	snprintf(tmp, sizeof(tmp), "%s", socket_path);
 	dir = dirname(tmp);
 	if (mkdir(dir, 0755) < 0 && errno != EEXIST)
+		return -errno;
+	if (stat(dir, &st) < 0)
+		return -errno;
+	if (st.st_mode & S_IWOTH)
+		log_fatal("the socket's directory %s is writable by anyone: refusing to run", dir);
+	if (uid && st.st_uid != *uid && chown(dir, *uid, gid) < 0)
 		return -errno;
 	return 0;
 }
@@ -220,9 +234,12 @@ main(int argc, char **argv)
 	static const struct option longopts[] = {
 		{ "version", no_argument, NULL, 'V' },
 		{ "help", no_argument, NULL, 'h' },
+		{ "user", required_argument, NULL, 'u' },
 		{ NULL, 0, NULL, 0 },
 	};
-	const char *socket_arg = NULL;
+	const char *socket_arg = NULL, *user = NULL;
+	uid_t uid = 0;
+	gid_t gid = 0;
 	int foreground = 0, debug = 0, c, r;
 	char err[512], host[64];
 
@@ -242,6 +259,9 @@ main(int argc, char **argv)
 			break;
 		case 's':
 			socket_arg = optarg;
+			break;
+		case 'u':
+			user = optarg;
 			break;
 		case 'V':
 			printf("fibd %s (proto-shim versions %d..%d)\n", FIBD_VERSION, PS_VERSION_MIN,
@@ -278,8 +298,15 @@ main(int argc, char **argv)
 	if (!foreground && daemon(0, 0) < 0)
 		log_fatal_errno(errno, "cannot become a daemon");
 
-	if ((r = ensure_dir(m.conf.socket)) < 0)
-		log_fatal_errno(r, "cannot make the directory of %s", m.conf.socket);
+	if (user && privs_lookup(user, &uid, &gid) < 0)
+		log_fatal("--user %s: no such user", user);
+	if ((r = ensure_dir(m.conf.socket, user ? &uid : NULL, gid)) < 0)
+		log_fatal_errno(r, "cannot use the directory of %s", m.conf.socket);
+	if (user) {
+		if ((r = privs_drop(uid, gid, err, sizeof(err))) < 0)
+			log_fatal("--user %s: %s", user, err);
+		log_info("running as %s (uid %u), keeping only CAP_NET_ADMIN", user, (unsigned)uid);
+	}
 	uv_loop_init(&m.loop);
 	if (table_init() < 0)
 		log_fatal("out of memory");

@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# Least privilege and reloads: fibd started as root with --user nobody holds
+# exactly CAP_NET_ADMIN (permitted, effective and bounding sets) as nobody, and
+# still installs routes; a world-writable socket directory is refused; SIGHUP
+# applies a changed configuration and refuses a broken one, keeping the running
+# one, the clients and the routes.
+set -u
+. "$(dirname "$0")/lib.sh"
+
+require_root
+require_fibd
+id nobody >/dev/null 2>&1 || skip_all "no user nobody"
+tap_plan 8
+
+ns_with_link A pv
+scratch_dir W
+SOCK=$W/fibd.sock
+FIBD_CONF="state_file = none"
+routes_py gen 800 200 va 198.51.100.1 2001:db8:ff::1 71 >"$W/routes"
+
+start_fibd FIBD_PID "$A" "$SOCK" --user nobody || { not_ok "fibd starts with --user nobody"; exit 1; }
+status=/proc/$FIBD_PID/status
+diag "$(grep -E '^(Uid|Gid|Groups|Cap(Inh|Prm|Eff|Bnd|Amb)):' "$status")"
+check "it runs as nobody (real, effective, saved and filesystem uid)" \
+	grep -Eq "^Uid:\s+$(id -u nobody)\s+$(id -u nobody)\s+$(id -u nobody)\s+$(id -u nobody)$" "$status"
+check "it holds exactly CAP_NET_ADMIN: permitted, effective and bounding" bash -c \
+	"grep -q '^CapPrm:\s*0000000000001000$' $status && grep -q '^CapEff:\s*0000000000001000$' $status &&
+	 grep -q '^CapBnd:\s*0000000000001000$' $status && grep -q '^CapInh:\s*0000000000000000$' $status"
+check "it says so in the log" grep -q "running as nobody (uid $(id -u nobody)), keeping only CAP_NET_ADMIN" "$SOCK.log"
+out=$(fibctl_in "$A" "$SOCK" feed --wait --table 100 "$W/routes" 2>&1)
+check "as nobody it still installs routes" grep -q "installed 1000, removed 0, failed 0" <<<"$out"
+
+# SIGHUP: a changed configuration is applied; a broken one is refused.
+echo "log_level = debug" >>"$SOCK.conf"
+kill -HUP "$FIBD_PID"
+check "SIGHUP with a changed configuration: reloaded" wait_until 10 grep -q "configuration reloaded" "$SOCK.log"
+sed -i "s/^log_level = debug$/log_level = loud/" "$SOCK.conf"
+kill -HUP "$FIBD_PID"
+check "SIGHUP with a broken configuration: refused with the line and the reason" wait_until 10 \
+	grep -q "reload refused, the running configuration stays: .*line 3: log_level must be debug, info or warning" "$SOCK.log"
+check "after the refused reload fibd answers and every route is in place" bash -c \
+	"ip netns exec $A $FIBCTL -s $SOCK status >/dev/null &&
+	 [ \$(( \$(ip -n $A route show table 100 proto 12 | wc -l) + \$(ip -n $A -6 route show table 100 proto 12 | wc -l) )) -eq 1000 ]"
+stop_pid "$FIBD_PID" TERM
+
+# A socket directory anyone may write to is refused.
+mkdir -m 0777 "$W/open"
+chmod 0777 "$W/open"
+echo "state_file = none" >"$W/open.conf"
+timeout 10 ip netns exec "$A" "$FIBD" -f -s "$W/open/fibd.sock" -c "$W/open.conf" 2>"$W/open.log"
+check "a world-writable socket directory is refused" \
+	grep -q "writable by anyone: refusing to run" "$W/open.log"
