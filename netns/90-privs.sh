@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
-# Least privilege and reloads: fibd started as root with --user nobody holds
+# Operations: systemd notifications (READY once the known tables are scanned,
+# STATUS, WATCHDOG from the loop) to a listener standing in for systemd; least
+# privilege and reloads: fibd started as root with --user nobody holds
 # exactly CAP_NET_ADMIN (permitted, effective and bounding sets) as nobody, and
 # still installs routes; a world-writable socket directory is refused; SIGHUP
 # applies a changed configuration and refuses a broken one, keeping the running
@@ -10,7 +12,7 @@ set -u
 require_root
 require_fibd
 id nobody >/dev/null 2>&1 || skip_all "no user nobody"
-tap_plan 8
+tap_plan 11
 
 ns_with_link A pv
 scratch_dir W
@@ -18,7 +20,32 @@ SOCK=$W/fibd.sock
 FIBD_CONF="state_file = none"
 routes_py gen 800 200 va 198.51.100.1 2001:db8:ff::1 71 >"$W/routes"
 
+# A listener in systemd's place, keeping every datagram for 3 s.
+python3 - "$W/notify" >"$W/notify.log" <<'PY' &
+import socket, sys, time
+s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+s.bind(sys.argv[1])
+s.settimeout(0.1)
+end = time.monotonic() + 3
+while time.monotonic() < end:
+    try:
+        print(s.recv(4096).decode(), flush=True)
+    except socket.timeout:
+        pass
+PY
+listener=$!
+_pids+=("$listener")
+wait_until 5 test -S "$W/notify"
+chmod 0777 "$W/notify" # nobody sends to it
+export NOTIFY_SOCKET=$W/notify WATCHDOG_USEC=200000
 start_fibd FIBD_PID "$A" "$SOCK" --user nobody || { not_ok "fibd starts with --user nobody"; exit 1; }
+unset NOTIFY_SOCKET WATCHDOG_USEC
+wait "$listener"
+diag "systemd heard: $(sort "$W/notify.log" | uniq -c | tr '\n' ';')"
+check "notify: READY=1 once the known tables are scanned" grep -qx "READY=1" "$W/notify.log"
+check "notify: STATUS with tables, routes and clients" grep -Eq "^STATUS=[0-9]+ tables.*routes installed, [0-9]+ clients$" "$W/notify.log"
+check "notify: WATCHDOG=1 every 100 ms from the loop (at least 10 in 3 s)" \
+	test "$(grep -cx "WATCHDOG=1" "$W/notify.log")" -ge 10
 status=/proc/$FIBD_PID/status
 diag "$(grep -E '^(Uid|Gid|Groups|Cap(Inh|Prm|Eff|Bnd|Amb)):' "$status")"
 check "it runs as nobody (real, effective, saved and filesystem uid)" \

@@ -32,6 +32,7 @@
 #include "learn.h"
 #include "log.h"
 #include "nl.h"
+#include "notify.h"
 #include "privs.h"
 #include "state.h"
 #include "sync.h"
@@ -90,6 +91,7 @@ shutdown_all(void)
 {
 	if (!m.flush_deadline)
 		log_info("stopping; the kernel's routes stay in place");
+	notify_close();
 	feed_close();
 	sync_close();
 	nl_close();
@@ -334,6 +336,7 @@ main(int argc, char **argv)
 		return 1;
 	ctl_set_info(uv_hrtime(), m.conf.protocol);
 	health_init(&m.loop);
+	notify_init(&m.loop);
 
 	uv_signal_init(&m.loop, &m.sig_term);
 	uv_signal_init(&m.loop, &m.sig_int);

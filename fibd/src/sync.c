@@ -882,6 +882,12 @@ sync_table_ready(struct rtable *t)
 }
 
 bool
+sync_table_ready_now(const struct rtable *t)
+{
+	return !sy.open || t->scan == SCAN_DONE || t->scan == SCAN_NONE;
+}
+
+bool
 sync_rescan_table(struct rtable *t)
 {
 	/* A table whose first scan is still to come gets nothing from a rescan. */

@@ -70,6 +70,9 @@ void sync_close(void);
  */
 bool sync_table_ready(struct rtable *t);
 
+/* sync_table_ready_now - no first scan of t is queued or running (asks for none). */
+bool sync_table_ready_now(const struct rtable *t);
+
 void sync_get_stats(struct sync_stats *ret);
 
 /*
