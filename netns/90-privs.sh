@@ -12,7 +12,7 @@ set -u
 require_root
 require_fibd
 id nobody >/dev/null 2>&1 || skip_all "no user nobody"
-tap_plan 11
+tap_plan 12
 
 ns_with_link A pv
 scratch_dir W
@@ -56,6 +56,24 @@ check "it holds exactly CAP_NET_ADMIN: permitted, effective and bounding" bash -
 check "it says so in the log" grep -q "running as nobody (uid $(id -u nobody)), keeping only CAP_NET_ADMIN" "$SOCK.log"
 out=$(fibctl_in "$A" "$SOCK" feed --wait --table 100 "$W/routes" 2>&1)
 check "as nobody it still installs routes" grep -q "installed 1000, removed 0, failed 0" <<<"$out"
+fibctl_in "$A" "$SOCK" metrics >"$W/metrics"
+check "fibctl metrics: valid exposition; the table's gauges and the latency histogram count the routes" python3 -c '
+import re, sys
+samples = {}
+for line in open(sys.argv[1]):
+    line = line.rstrip("\n")
+    if line.startswith("#"):
+        assert re.match(r"^# (HELP|TYPE) [a-z0-9_]+ .+$", line), line
+        continue
+    m = re.match(r"^([a-z0-9_]+)(\{[^}]*\})? (\S+)$", line)
+    assert m, line
+    samples[m.group(1) + (m.group(2) or "")] = float(m.group(3))
+assert samples["fibd_routes_installed{table=\"100\",family=\"inet\"}"] == 800, samples
+assert samples["fibd_routes_installed{table=\"100\",family=\"inet6\"}"] == 200
+assert samples["fibd_route_programming_seconds_count"] >= 1000
+assert samples["fibd_route_programming_seconds_bucket{le=\"+Inf\"}"] == samples["fibd_route_programming_seconds_count"]
+assert samples["fibd_client_routes{client=\"fibctl\"}"] == 1000
+' "$W/metrics"
 
 # SIGHUP: a changed configuration is applied; a broken one is refused.
 echo "log_level = debug" >>"$SOCK.conf"

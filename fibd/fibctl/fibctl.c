@@ -2,6 +2,7 @@
  * fibctl: the operator's CLI for fibd.
  *
  *   fibctl [-s SOCKET] [-j] status
+ *   fibctl [-s SOCKET] metrics
  *   fibctl [-s SOCKET] resync [--table N]
  *   fibctl [-s SOCKET] feed [--name NAME] [--table N] [--metric N] [--stale-time S] [--wait] FILE|-
  *   fibctl help
@@ -45,6 +46,8 @@ usage(FILE *f)
 	    "usage: fibctl [-s SOCKET] [-j] COMMAND\n"
 	    "commands:\n"
 	    "  status                  what fibd holds: clients, tables, netlink, loop health\n"
+	    "  metrics                 counters and gauges in Prometheus' text format (also\n"
+	    "                          for node_exporter's textfile collector)\n"
 	    "  resync [--table N]      rescan every table (or table N) now and repair what\n"
 	    "                          differs\n"
 	    "  feed [--name NAME] [--table N] [--metric N] [--stale-time S] [--wait] FILE|-\n"
@@ -574,7 +577,7 @@ main(int argc, char **argv)
 		usage(stdout);
 		return 0;
 	}
-	if (!strcmp(argv[0], "status") || !strcmp(argv[0], "resync"))
+	if (!strcmp(argv[0], "status") || !strcmp(argv[0], "resync") || !strcmp(argv[0], "metrics"))
 		return cmd_simple(argc, argv);
 	if (!strcmp(argv[0], "feed"))
 		return cmd_feed(argc, argv);

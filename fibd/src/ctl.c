@@ -205,6 +205,136 @@ json_str(struct text *t, const char *s)
 	tprintf(t, "\"");
 }
 
+/* One metric's HELP and TYPE lines. */
+static void
+metric_head(struct text *t, const char *name, const char *type, const char *help)
+{
+	tprintf(t, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+}
+
+static void
+metric1(struct text *t, const char *name, const char *type, const char *help, double v)
+{
+	metric_head(t, name, type, help);
+	tprintf(t, "%s %.17g\n", name, v);
+}
+
+/*
+ * Prometheus text exposition (version 0.0.4): counters end in _total, times
+ * are seconds, sizes bytes; labels table, family, client, slab. Also good as a
+ * node_exporter textfile.
+ */
+static void
+metrics_text(struct text *t, const struct snap *sn)
+{
+	const struct nl_stats *ns = &sn->ns;
+	const struct sync_stats *ss = &sn->ss;
+	const struct feed_stats *fs = &sn->fs;
+	const struct health_stats *hs = &sn->hs;
+	struct learn_stats ls;
+	struct owner_info oi;
+	uint64_t cum = 0;
+	static const struct {
+		const char *name, *help;
+		size_t off;
+	} tcols[] = {
+		{ "fibd_routes_desired", "Routes clients want in the table", offsetof(struct rtable, n_desired) },
+		{ "fibd_routes_installed", "Routes the kernel acknowledged", offsetof(struct rtable, n_installed) },
+		{ "fibd_routes_pending", "Routes queued or in flight to the kernel", offsetof(struct rtable, n_pending) },
+		{ "fibd_routes_failed", "Routes the kernel refused (retried)", offsetof(struct rtable, n_failed) },
+		{ "fibd_routes_waiting", "Routes waiting for their next hop", offsetof(struct rtable, n_waiting) },
+	};
+
+	metric_head(t, "fibd_info", "gauge", "fibd's version and route protocol");
+	tprintf(t, "fibd_info{version=\"%s\",protocol=\"%u\"} 1\n", FIBD_VERSION, protocol);
+	metric1(t, "fibd_uptime_seconds", "gauge", "Seconds since fibd started", (double)sn->uptime_s);
+	for (size_t c = 0; c < sizeof(tcols) / sizeof(tcols[0]); c++) {
+		metric_head(t, tcols[c].name, "gauge", tcols[c].help);
+		for (unsigned i = 0; i < table_count(); i++) {
+			const struct rtable *rt = table_at((uint16_t)i);
+			tprintf(t, "%s{table=\"%u\",family=\"%s\"} %llu\n", tcols[c].name, rt->id,
+			    rt->family == PS_FAM_V4 ? "inet" : "inet6",
+			    (unsigned long long)*(const uint64_t *)((const char *)rt + tcols[c].off));
+		}
+	}
+	metric_head(t, "fibd_client_routes", "gauge", "Routes a client name holds");
+	for (unsigned i = 0; feed_owner_at(i, &oi) == 0; i++) {
+		tprintf(t, "fibd_client_routes{client=");
+		json_str(t, oi.name);
+		tprintf(t, "} %llu\n", (unsigned long long)oi.routes);
+	}
+	metric_head(t, "fibd_client_connected", "gauge", "1 if the client is connected");
+	for (unsigned i = 0; feed_owner_at(i, &oi) == 0; i++) {
+		tprintf(t, "fibd_client_connected{client=");
+		json_str(t, oi.name);
+		tprintf(t, "} %d\n", oi.connected ? 1 : 0);
+	}
+	metric1(t, "fibd_sessions", "gauge", "Open sessions on the socket", feed_session_count());
+
+	metric_head(t, "fibd_route_programming_seconds", "histogram",
+	    "From a route change's arrival to the kernel's acknowledgement");
+	for (unsigned b = 0; b < NL_LAT_BUCKETS; b++) {
+		cum += ns->lat_count[b];
+		tprintf(t, "fibd_route_programming_seconds_bucket{le=\"%g\"} %llu\n", nl_lat_bounds[b],
+		    (unsigned long long)cum);
+	}
+	tprintf(t, "fibd_route_programming_seconds_bucket{le=\"+Inf\"} %llu\n",
+	    (unsigned long long)ns->lat_total);
+	tprintf(t, "fibd_route_programming_seconds_sum %.6f\n", ns->lat_sum_s);
+	tprintf(t, "fibd_route_programming_seconds_count %llu\n", (unsigned long long)ns->lat_total);
+
+	metric1(t, "fibd_netlink_messages_total", "counter", "Netlink messages sent", (double)ns->msgs_sent);
+	metric1(t, "fibd_netlink_batches_total", "counter", "Netlink sends (batches)", (double)ns->batches_sent);
+	metric1(t, "fibd_netlink_adds_total", "counter", "Routes added", (double)ns->adds);
+	metric1(t, "fibd_netlink_replaces_total", "counter", "Routes replaced", (double)ns->replaces);
+	metric1(t, "fibd_netlink_deletes_total", "counter", "Routes deleted", (double)ns->deletes);
+	metric1(t, "fibd_netlink_errors_total", "counter", "Writes the kernel refused", (double)ns->errors);
+	metric1(t, "fibd_netlink_retries_total", "counter", "Writes retried", (double)ns->retries);
+	metric1(t, "fibd_netlink_queued", "gauge", "Routes queued for the kernel", (double)ns->queued);
+	metric1(t, "fibd_netlink_inflight", "gauge", "Messages awaiting their ACK", ns->inflight);
+	metric1(t, "fibd_monitor_events_total", "counter", "Kernel notifications read", (double)ns->monitor_events);
+	metric1(t, "fibd_monitor_overruns_total", "counter", "Times the monitor socket overran",
+	    (double)ns->monitor_overruns);
+	metric1(t, "fibd_routes_lost_total", "counter",
+	    "Routes of fibd's found deleted or replaced by others, and written again", (double)ns->routes_lost);
+	metric1(t, "fibd_dumps_started_total", "counter", "Table dumps started", (double)ss->dumps_started);
+	metric1(t, "fibd_dumps_completed_total", "counter", "Table dumps complete and used",
+	    (double)ss->dumps_completed);
+	metric1(t, "fibd_dumps_interrupted_total", "counter",
+	    "Dumps discarded: interrupted, or the table changed during them", (double)ss->dumps_interrupted);
+	metric1(t, "fibd_dumps_failed_total", "counter", "Dumps discarded: errors, ENOBUFS, over the cap",
+	    (double)ss->dumps_failed);
+	metric1(t, "fibd_rescans_triggered_total", "counter", "Rescans asked for by link, address or overrun events",
+	    (double)ss->rescans_triggered);
+	metric1(t, "fibd_routes_adopted_total", "counter", "Routes of fibd's found in the kernel and adopted",
+	    (double)ss->routes_adopted);
+	metric1(t, "fibd_routes_pruned_total", "counter", "Adopted routes nobody claimed, withdrawn",
+	    (double)ss->routes_pruned);
+	metric1(t, "fibd_routes_changed_total", "counter", "Routes found changed by others and rewritten",
+	    (double)ss->routes_changed);
+	learn_get_stats(&ls);
+	metric1(t, "fibd_learn_messages_total", "counter", "LEARN messages sent", (double)ls.sent);
+	metric1(t, "fibd_feed_messages_total", "counter", "Messages read from clients", (double)fs->msgs_in);
+	metric1(t, "fibd_feed_routes_total", "counter", "ROUTE messages read", (double)fs->routes_in);
+	metric1(t, "fibd_feed_withdraws_total", "counter", "WITHDRAW messages read", (double)fs->withdraws_in);
+	metric1(t, "fibd_feed_conflicts_total", "counter", "Routes refused: key owned by another client",
+	    (double)fs->conflicts);
+	metric1(t, "fibd_sessions_failed_total", "counter", "Sessions closed after a protocol error",
+	    (double)fs->sessions_failed);
+	metric1(t, "fibd_loop_lag_p99_seconds", "gauge", "Loop lag p99 over the last minute", hs->lag_p99_ms / 1000);
+	metric1(t, "fibd_loop_lag_max_seconds", "gauge", "Loop lag max over the last minute", hs->lag_max_ms / 1000);
+	metric1(t, "fibd_loop_callback_max_seconds", "gauge", "Longest callback over the last minute",
+	    hs->cb_max_ms / 1000);
+	metric_head(t, "fibd_slab_bytes_resident", "gauge", "Memory of fibd's slabs, resident (upper bound)");
+	for (int i = 0; i < 3; i++)
+		tprintf(t, "fibd_slab_bytes_resident{slab=\"%s\"} %llu\n", sn->sl[i].name,
+		    (unsigned long long)sn->sl[i].bytes_resident);
+	metric_head(t, "fibd_slab_objects", "gauge", "Live objects in fibd's slabs");
+	for (int i = 0; i < 3; i++)
+		tprintf(t, "fibd_slab_objects{slab=\"%s\"} %llu\n", sn->sl[i].name,
+		    (unsigned long long)sn->sl[i].live);
+}
+
 static void
 status_json(struct text *t, const struct snap *sn)
 {
@@ -353,14 +483,20 @@ ctl_handle(struct ps_buf *out, const struct ps_ctl_request *req)
 		resync(out, req);
 		return;
 	}
-	if (strcmp(req->cmd, "status")) {
+	if (strcmp(req->cmd, "status") && strcmp(req->cmd, "metrics")) {
 		char text[96];
-		snprintf(text, sizeof(text), "no command '%s' (known: status, resync)", req->cmd);
+		snprintf(text, sizeof(text), "no command '%s' (known: status, metrics, resync)", req->cmd);
 		send_end(out, req->req, PS_E_UNKNOWN_CMD, text);
 		return;
 	}
+	if (req->n_args) {
+		send_end(out, req->req, PS_E_ARGS, "status and metrics take no arguments");
+		return;
+	}
 	snap_take(&sn);
-	if (req->flags & PS_CTL_JSON)
+	if (!strcmp(req->cmd, "metrics"))
+		metrics_text(&t, &sn);
+	else if (req->flags & PS_CTL_JSON)
 		status_json(&t, &sn);
 	else
 		status_text(&t, &sn);

@@ -211,9 +211,15 @@ fifo_append(struct route **head, struct route **tail, struct route *r)
 	*tail = r;
 }
 
+const double nl_lat_bounds[NL_LAT_BUCKETS] = {
+	0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10,
+};
+
 void
 nl_enqueue(struct route *r)
 {
+	if (!(r->flags & (R_QUEUED | R_INFLIGHT)))
+		r->since = (uint32_t)uv_now(nl.loop);
 	/* A new desired state is worth trying now, whatever failed before. */
 	set_state(r, R_FAILED, false);
 	set_state(r, R_WAITING, false);
@@ -312,6 +318,15 @@ nl_pending(void)
 static void
 finish(struct route *r, int err, const char *text)
 {
+	if (!err) {
+		double s = (double)((uint32_t)uv_now(nl.loop) - r->since) / 1000;
+		unsigned b = 0;
+		while (b < NL_LAT_BUCKETS && s > nl_lat_bounds[b])
+			b++;
+		nl.st.lat_count[b]++;
+		nl.st.lat_total++;
+		nl.st.lat_sum_s += s;
+	}
 	if (nl.done)
 		nl.done(r, err, text);
 }

@@ -30,7 +30,14 @@
  */
 typedef void (*nl_done_cb)(struct route *r, int err, const char *text);
 
+/* Route programming latency buckets, seconds: from a change's arrival to its ACK. */
+#define NL_LAT_BUCKETS 13
+extern const double nl_lat_bounds[NL_LAT_BUCKETS];
+
 struct nl_stats {
+	uint64_t lat_count[NL_LAT_BUCKETS + 1]; /* per bucket (not cumulative); the last: +Inf */
+	uint64_t lat_total;
+	double lat_sum_s;
 	uint64_t msgs_sent;
 	uint64_t batches_sent;
 	uint64_t acks;

@@ -46,6 +46,7 @@ struct route {
 	uint16_t rt;      /* index of its table */
 	uint16_t owner;   /* client slot, OWNER_NONE */
 	uint16_t err;     /* errno of the last failure */
+	uint32_t since;   /* uv_now() ms (low bits) when a change to it was queued first: latency */
 	uint8_t errtext;  /* nl_text() index of the kernel's text for it, 0 if none */
 	uint8_t seen;     /* its table's scan epoch when a dump last showed it */
 	uint8_t tos;
