@@ -219,7 +219,7 @@ void
 nl_enqueue(struct route *r)
 {
 	if (!(r->flags & (R_QUEUED | R_INFLIGHT)))
-		r->since = (uint32_t)uv_now(nl.loop);
+		r->since = (uint16_t)uv_now(nl.loop);
 	/* A new desired state is worth trying now, whatever failed before. */
 	set_state(r, R_FAILED, false);
 	set_state(r, R_WAITING, false);
@@ -319,7 +319,7 @@ static void
 finish(struct route *r, int err, const char *text)
 {
 	if (!err) {
-		double s = (double)((uint32_t)uv_now(nl.loop) - r->since) / 1000;
+		double s = (double)(uint16_t)((uint16_t)uv_now(nl.loop) - r->since) / 1000;
 		unsigned b = 0;
 		while (b < NL_LAT_BUCKETS && s > nl_lat_bounds[b])
 			b++;
@@ -935,7 +935,7 @@ handle_ack(const struct nlmsghdr *nlh)
 			nl_enqueue(r);
 	} else {
 		nl.st.errors++;
-		r->err = (uint16_t)err;
+		r->err = (uint8_t)(err < 256 ? err : EIO);
 		r->errtext = intern_text(aa.msg);
 		if (f.sent && f.sent->nh_state == RATTR_NH_CREATED && aa.msg &&
 		    !strcmp(aa.msg, "Nexthop id does not exist")) {

@@ -17,7 +17,7 @@
 
 #include "rattr.h"
 
-#define TABLE_MAX 256       /* (kernel table, family) pairs fibd manages */
+#define TABLE_MAX 256       /* (kernel table, family) pairs fibd manages; route.rt is 8 bits */
 #define OWNER_NONE 0xffffu
 
 /* route flags */
@@ -43,10 +43,14 @@ struct route {
 	struct rattr *have;  /* acknowledged by the kernel; NULL: not installed */
 	uint32_t metric;
 	uint16_t gen;     /* owner's feed mark when it last sent it (compared for equality) */
-	uint16_t rt;      /* index of its table */
 	uint16_t owner;   /* client slot, OWNER_NONE */
-	uint16_t err;     /* errno of the last failure */
-	uint32_t since;   /* uv_now() ms (low bits) when a change to it was queued first: latency */
+	/*
+	 * uv_now() ms, modulo 65536, when a change to it was first queued: the
+	 * latency metric (a change older than 65 s is misread; that is all).
+	 */
+	uint16_t since;
+	uint8_t rt;       /* index of its table (TABLE_MAX is 256) */
+	uint8_t err;      /* errno of the last failure (Linux errnos are under 256) */
 	uint8_t errtext;  /* nl_text() index of the kernel's text for it, 0 if none */
 	uint8_t seen;     /* its table's scan epoch when a dump last showed it */
 	uint8_t tos;
