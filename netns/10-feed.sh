@@ -9,7 +9,7 @@ set -u
 
 require_root
 require_fibd
-tap_plan 18
+tap_plan 22
 
 # NEXTHOP_OBJECTS=on|off|auto runs the scenario with that fibd setting.
 FIBD_CONF="nexthop_objects = ${NEXTHOP_OBJECTS:-auto}"
@@ -41,6 +41,26 @@ have=$(kernel_routes "$NS" 100)
 check "kernel table 100 equals the feed (v4, v6, ECMP weights, types)" test "$want" = "$have"
 check "mtu and src reach the kernel" bash -c \
 	"ip -n $NS route show table 100 192.0.2.128/25 | grep -q 'src 198.51.100.2' && ip -n $NS route show table 100 192.0.2.128/25 | grep -q 'mtu 1400'"
+
+# fibctl show route: exact, longest, longer; text and JSON; fed back, the same table.
+out=$(fibctl_in "$NS" "$SOCK" show route table 100 192.0.2.128/25)
+check "show route PREFIX: the route, its attributes, state and client" grep -Eq \
+	"^192.0.2.128/25 via 198.51.100.1 dev va src 198.51.100.2 mtu 1400 table 100 metric 20  # installed, client fibctl$" <<<"$out"
+out=$(fibctl_in "$NS" "$SOCK" show route 192.0.2.200 longest)
+check "show route ADDRESS longest: the most specific covering prefix" grep -q "^192.0.2.128/25 " <<<"$out"
+out=$(fibctl_in "$NS" "$SOCK" -j show route table 100 192.0.2.0/24 longer)
+check "show route -j PREFIX longer: valid JSON, the prefix and what is more specific" python3 -c '
+import json, sys
+r = json.loads(sys.argv[1])
+assert sorted(x["prefix"] for x in r) == ["192.0.2.0/24", "192.0.2.128/25"], r
+x = [x for x in r if x["prefix"] == "192.0.2.128/25"][0]
+assert x["state"] == "installed" and x["client"] == "fibctl" and x["metric"] == 20, x
+assert x["desired"] == x["kernel"] == {"type": "unicast", "route": "via 198.51.100.1 dev va src 198.51.100.2 mtu 1400"}, x
+' "$out"
+fibctl_in "$NS" "$SOCK" show route table 100 | sed 's/ table 100 / /' >"$W/shown"
+fibctl_in "$NS" "$SOCK" feed --wait --name copy --table 102 "$W/shown" >/dev/null 2>&1
+check "show route output is ip route syntax: fed back into table 102, the same table" \
+	test "$(kernel_routes "$NS" 102)" = "$(kernel_routes "$NS" 100)"
 
 # A new generation: one route changed, two gone, one new.
 sed -e 's|^192.0.2.0/24 via 198.51.100.1 dev va|192.0.2.0/24 via 198.51.100.3 dev va|' \

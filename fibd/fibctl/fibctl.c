@@ -2,6 +2,7 @@
  * fibctl: the operator's CLI for fibd.
  *
  *   fibctl [-s SOCKET] [-j] status
+ *   fibctl [-s SOCKET] [-j] show route [table N] [PREFIX [exact|longest|longer]]
  *   fibctl [-s SOCKET] metrics
  *   fibctl [-s SOCKET] resync [--table N]
  *   fibctl [-s SOCKET] feed [--name NAME] [--table N] [--metric N] [--stale-time S] [--wait] FILE|-
@@ -46,6 +47,9 @@ usage(FILE *f)
 	    "usage: fibctl [-s SOCKET] [-j] COMMAND\n"
 	    "commands:\n"
 	    "  status                  what fibd holds: clients, tables, netlink, loop health\n"
+	    "  show route [table N] [PREFIX [exact|longest|longer]]\n"
+	    "                          fibd's routes (all, or for PREFIX): what the client\n"
+	    "                          wants, its state, what the kernel has, why it failed\n"
 	    "  metrics                 counters and gauges in Prometheus' text format (also\n"
 	    "                          for node_exporter's textfile collector)\n"
 	    "  resync [--table N]      rescan every table (or table N) now and repair what\n"
@@ -228,9 +232,27 @@ hello_init(struct ps_hello *h, int role, const char *name)
 
 /* ---- status, resync ---- */
 
+/* Add one argument to a control request (borrowed: argv or a literal). */
+static void
+arg_add(struct ps_msg *m, const char *a)
+{
+	m->u.ctl_request.args[m->u.ctl_request.n_args++] = ps_str_from(a);
+}
+
+static bool
+is_number(const char *s)
+{
+	char *end;
+
+	errno = 0;
+	return strtoul(s, &end, 10) <= UINT32_MAX && !errno && end != s && !*end;
+}
+
 /*
  * A control request: print the answer's chunks, and its closing text. status
- * takes no arguments; resync takes --table N (or iproute2's "table N").
+ * and metrics take no arguments; resync takes --table N (or iproute2's "table
+ * N"); show route [table N] [PREFIX [exact|longest|longer]] goes to fibd as
+ * the pairs table N, prefix P, match M.
  */
 static int
 cmd_simple(int argc, char **argv)
@@ -239,20 +261,50 @@ cmd_simple(int argc, char **argv)
 	struct ps_hello h;
 	struct ps_msg m;
 	const struct ps_msg *in;
-	char *end;
+	const char *cmd = argv[0];
 	int rc;
 
 	memset(&m, 0, sizeof(m));
-	if (argc == 3 && !strcmp(argv[0], "resync") &&
+	if (!strcmp(cmd, "show")) {
+		int i = 2;
+		if (argc < 2 || strcmp(argv[1], "route")) {
+			fprintf(stderr, "fibctl: show what? (show route)\n");
+			return EXIT_USAGE;
+		}
+		cmd = "show-route";
+		if (i + 1 < argc && (!strcmp(argv[i], "table") || !strcmp(argv[i], "--table"))) {
+			if (!is_number(argv[i + 1])) {
+				fprintf(stderr, "fibctl: show route: table '%s' is not a number\n", argv[i + 1]);
+				return EXIT_USAGE;
+			}
+			arg_add(&m, "table");
+			arg_add(&m, argv[i + 1]);
+			i += 2;
+		}
+		if (i < argc) {
+			arg_add(&m, "prefix");
+			arg_add(&m, argv[i++]);
+		}
+		if (i < argc) {
+			if (strcmp(argv[i], "exact") && strcmp(argv[i], "longest") && strcmp(argv[i], "longer")) {
+				fprintf(stderr, "fibctl: show route: '%s' is not exact, longest or longer\n", argv[i]);
+				return EXIT_USAGE;
+			}
+			arg_add(&m, "match");
+			arg_add(&m, argv[i++]);
+		}
+		if (i < argc) {
+			usage(stderr);
+			return EXIT_USAGE;
+		}
+	} else if (argc == 3 && !strcmp(cmd, "resync") &&
 	    (!strcmp(argv[1], "--table") || !strcmp(argv[1], "table"))) {
-		errno = 0;
-		if (strtoul(argv[2], &end, 10) > UINT32_MAX || errno || end == argv[2] || *end) {
+		if (!is_number(argv[2])) {
 			fprintf(stderr, "fibctl: resync: table '%s' is not a number\n", argv[2]);
 			return EXIT_USAGE;
 		}
-		m.u.ctl_request.n_args = 2;
-		m.u.ctl_request.args[0] = ps_str_from("table");
-		m.u.ctl_request.args[1] = ps_str_from(argv[2]);
+		arg_add(&m, "table");
+		arg_add(&m, argv[2]);
 	} else if (argc != 1) {
 		usage(stderr);
 		return EXIT_USAGE;
@@ -266,7 +318,7 @@ cmd_simple(int argc, char **argv)
 	}
 	m.type = PS_CTL_REQUEST;
 	m.u.ctl_request.req = 1;
-	snprintf(m.u.ctl_request.cmd, sizeof(m.u.ctl_request.cmd), "%s", argv[0]);
+	snprintf(m.u.ctl_request.cmd, sizeof(m.u.ctl_request.cmd), "%s", cmd);
 	m.u.ctl_request.flags = json ? PS_CTL_JSON : 0;
 	put(&c, &m);
 	for (;;) {
@@ -577,7 +629,8 @@ main(int argc, char **argv)
 		usage(stdout);
 		return 0;
 	}
-	if (!strcmp(argv[0], "status") || !strcmp(argv[0], "resync") || !strcmp(argv[0], "metrics"))
+	if (!strcmp(argv[0], "status") || !strcmp(argv[0], "resync") || !strcmp(argv[0], "metrics") ||
+	    !strcmp(argv[0], "show"))
 		return cmd_simple(argc, argv);
 	if (!strcmp(argv[0], "feed"))
 		return cmd_feed(argc, argv);

@@ -3,6 +3,7 @@
  * with the request's JSON flag) in a buffer, then sent as CTL_CHUNKs of at most
  * PS_CHUNK_MAX bytes and a CTL_END. Unknown commands end with UNKNOWN_CMD.
  */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -431,6 +432,263 @@ send_end(struct ps_buf *out, uint32_t req, int code, const char *text)
 	ps_enc_msg(out, &m, NULL);
 }
 
+
+/* ---- show-route ---- */
+
+#define SHOW_ROUTES_MAX 10000 /* a longer answer is cut: fibctl dump is for whole tables */
+
+static void
+put_addr(struct text *t, uint8_t fam, const union ps_addr *a)
+{
+	char buf[INET6_ADDRSTRLEN];
+
+	inet_ntop(fam == PS_FAM_V4 ? AF_INET : AF_INET6, a->b, buf, sizeof(buf));
+	tprintf(t, "%s", buf);
+}
+
+static const char *
+type_name(uint8_t type)
+{
+	switch (type) {
+	case PS_RT_UNICAST: return "unicast";
+	case PS_RT_BLACKHOLE: return "blackhole";
+	case PS_RT_UNREACHABLE: return "unreachable";
+	case PS_RT_PROHIBIT: return "prohibit";
+	default: return "?";
+	}
+}
+
+/*
+ * A route's attributes in ip route syntax, as they follow the prefix (the
+ * type goes before it there, so it is left out), each with a space before.
+ */
+static void
+put_attrs(struct text *t, const struct rattr *a)
+{
+	if (a->type == PS_RT_UNICAST) {
+		for (unsigned i = 0; i < a->n_nh; i++) {
+			const struct rnh *h = &a->nh[i];
+			if (a->n_nh > 1)
+				tprintf(t, " nexthop");
+			if (h->gw_family) {
+				tprintf(t, " via ");
+				put_addr(t, h->gw_family, &h->gw);
+			}
+			if (h->ifname[0])
+				tprintf(t, " dev %s", h->ifname);
+			if (h->flags & PS_NH_ONLINK)
+				tprintf(t, " onlink");
+			if (a->n_nh > 1)
+				tprintf(t, " weight %u", h->weight);
+		}
+	}
+	if (a->has & PS_RA_PREFSRC) {
+		tprintf(t, " src ");
+		put_addr(t, a->family, &a->prefsrc);
+	}
+	if (a->has & PS_RA_REALM)
+		tprintf(t, " realm %u", a->realm);
+	if (a->has & PS_RA_SCOPE)
+		tprintf(t, " scope %u", a->scope);
+	if (a->has & PS_RA_MTU)
+		tprintf(t, " mtu %u", a->mtu);
+}
+
+/* {"type": ..., "route": "via ... dev ..."} as one JSON object, or null. */
+static void
+put_attrs_json(struct text *t, const struct rattr *a)
+{
+	size_t at;
+
+	if (!a) {
+		tprintf(t, "null");
+		return;
+	}
+	tprintf(t, "{\"type\":\"%s\",\"route\":\"", type_name(a->type));
+	at = t->len;
+	put_attrs(t, a);
+	if (!t->failed && t->len > at && t->p[at] == ' ') { /* no space before the first word */
+		memmove(t->p + at, t->p + at + 1, t->len - at - 1);
+		t->len--;
+	}
+	tprintf(t, "\"}");
+}
+
+struct show {
+	struct text *t;
+	bool json;
+	unsigned n;
+	bool cut;
+	uint8_t only_plen; /* exact: the prefix length to show, else 0xff */
+};
+
+static const char *
+route_state(const struct route *r)
+{
+	if (r->flags & R_FAILED)
+		return "failed";
+	if (r->flags & R_WAITING)
+		return "waiting";
+	if (r->flags & (R_QUEUED | R_INFLIGHT))
+		return r->want ? "pending" : "withdrawing";
+	if (r->want && r->have == r->want)
+		return "installed";
+	if (!r->want && r->have)
+		return r->owner == OWNER_NONE ? "adopted" : "installed";
+	return r->want ? "not installed" : "gone";
+}
+
+/* One route: what its client wants, what the kernel has, and why not, if it failed. */
+static int
+show_one(struct route *r, void *ctx)
+{
+	struct show *sh = ctx;
+	struct text *t = sh->t;
+	const struct rtable *rt = table_at(r->rt);
+	const char *owner = r->owner == OWNER_NONE ? NULL : feed_owner_name(r->owner);
+	const char *state = route_state(r), *ktext = r->errtext ? nl_text(r->errtext) : NULL;
+	union ps_addr p;
+
+	if (sh->only_plen != 0xff && route_plen(r) != sh->only_plen)
+		return 0;
+	if (sh->n == SHOW_ROUTES_MAX) {
+		sh->cut = true;
+		return 1;
+	}
+	route_prefix(r, &p);
+	if (sh->json) {
+		tprintf(t, "%s{\"prefix\":\"", sh->n ? "," : "");
+		put_addr(t, rt->family, &p);
+		tprintf(t, "/%u\",\"table\":%u,\"family\":\"%s\",\"metric\":%u,\"tos\":%u,\"client\":",
+		    route_plen(r), rt->id, rt->family == PS_FAM_V4 ? "inet" : "inet6", r->metric, r->tos);
+		if (owner)
+			json_str(t, owner);
+		else
+			tprintf(t, "null");
+		tprintf(t, ",\"desired\":");
+		put_attrs_json(t, r->want);
+		tprintf(t, ",\"kernel\":");
+		if (r->have && r->have->n_nh + (r->have->type != PS_RT_UNICAST) > 0)
+			put_attrs_json(t, r->have);
+		else
+			tprintf(t, r->have ? "\"(adopted, not read)\"" : "null");
+		tprintf(t, ",\"state\":\"%s\",\"errno\":%u,\"error\":", state, r->err);
+		if (r->err || ktext)
+			json_str(t, ktext ? ktext : strerror(r->err));
+		else
+			tprintf(t, "null");
+		tprintf(t, "}");
+	} else {
+		if (r->want && r->want->type != PS_RT_UNICAST)
+			tprintf(t, "%s ", type_name(r->want->type));
+		put_addr(t, rt->family, &p);
+		tprintf(t, "/%u", route_plen(r));
+		if (r->want)
+			put_attrs(t, r->want);
+		tprintf(t, " table %u metric %u", rt->id, r->metric);
+		if (r->tos)
+			tprintf(t, " tos %u", r->tos);
+		tprintf(t, "  # %s, client %s", state, owner ? owner : "(none)");
+		if (r->have && r->have != r->want && r->have->n_nh + (r->have->type != PS_RT_UNICAST) > 0) {
+			tprintf(t, "; the kernel has:");
+			put_attrs(t, r->have);
+		}
+		if (r->err || ktext)
+			tprintf(t, "; %s%s%s", strerror(r->err), ktext ? ": " : "", ktext ? ktext : "");
+		tprintf(t, "\n");
+	}
+	sh->n++;
+	return 0;
+}
+
+/*
+ * show-route [table N] [prefix P] [match exact|longest|longer]: the routes of
+ * fibd's tables (of table N only) for P: exact (the default), the longest
+ * covering prefix holding routes, or P and everything more specific; without
+ * P, every route. At most SHOW_ROUTES_MAX routes.
+ */
+static int
+show_route(struct text *t, const struct ps_ctl_request *req, bool json, char *err, size_t errlen)
+{
+	char key[16], val[64], *slash, *end;
+	bool have_table = false, have_prefix = false;
+	unsigned long table = 0, plen = 0;
+	union ps_addr addr = { 0 };
+	uint8_t fam = 0;
+	const char *match = "exact";
+	struct show sh = { .t = t, .json = json, .only_plen = 0xff };
+
+	if (req->n_args % 2) {
+		snprintf(err, errlen, "show-route takes pairs: table N, prefix P, match exact|longest|longer");
+		return -1;
+	}
+	for (unsigned i = 0; i < req->n_args; i += 2) {
+		snprintf(key, sizeof(key), "%.*s", (int)req->args[i].len, req->args[i].ptr);
+		snprintf(val, sizeof(val), "%.*s", (int)req->args[i + 1].len, req->args[i + 1].ptr);
+		if (!strcmp(key, "table")) {
+			errno = 0;
+			table = strtoul(val, &end, 10);
+			if (errno || end == val || *end || !table || table > UINT32_MAX) {
+				snprintf(err, errlen, "table '%s' is not a number from 1 to 4294967295", val);
+				return -1;
+			}
+			have_table = true;
+		} else if (!strcmp(key, "prefix")) {
+			if ((slash = strchr(val, '/')))
+				*slash = '\0';
+			fam = strchr(val, ':') ? PS_FAM_V6 : PS_FAM_V4;
+			if (inet_pton(fam == PS_FAM_V4 ? AF_INET : AF_INET6, val, addr.b) != 1) {
+				snprintf(err, errlen, "'%s' is not an address", val);
+				return -1;
+			}
+			plen = fam == PS_FAM_V4 ? 32 : 128;
+			if (slash) {
+				errno = 0;
+				plen = strtoul(slash + 1, &end, 10);
+				if (errno || end == slash + 1 || *end || plen > (fam == PS_FAM_V4 ? 32u : 128u)) {
+					snprintf(err, errlen, "'%s' is not a prefix length", slash + 1);
+					return -1;
+				}
+			}
+			/* Host bits off, as keys are stored. */
+			for (unsigned b = (unsigned)plen; b < 128; b++)
+				addr.b[b / 8] &= (uint8_t) ~(0x80u >> (b % 8));
+			have_prefix = true;
+		} else if (!strcmp(key, "match")) {
+			if (strcmp(val, "exact") && strcmp(val, "longest") && strcmp(val, "longer")) {
+				snprintf(err, errlen, "match '%s' is not exact, longest or longer", val);
+				return -1;
+			}
+			match = !strcmp(val, "exact") ? "exact" : !strcmp(val, "longest") ? "longest" : "longer";
+		} else {
+			snprintf(err, errlen, "unknown argument '%s' (table, prefix, match)", key);
+			return -1;
+		}
+	}
+	if (json)
+		tprintf(t, "[");
+	for (unsigned i = 0; i < table_count() && !sh.cut; i++) {
+		struct rtable *rt = table_at((uint16_t)i);
+		if ((have_table && rt->id != table) || (have_prefix && rt->family != fam))
+			continue;
+		if (!have_prefix) {
+			table_walk(rt, NULL, 0, show_one, &sh);
+		} else if (!strcmp(match, "longest")) {
+			struct route *r = table_longest(rt, &addr, (uint8_t)plen);
+			for (; r && !sh.cut; r = r->next)
+				show_one(r, &sh);
+		} else {
+			sh.only_plen = !strcmp(match, "exact") ? (uint8_t)plen : 0xff;
+			table_walk(rt, &addr, (uint8_t)plen, show_one, &sh);
+		}
+	}
+	if (json)
+		tprintf(t, "]\n");
+	else if (sh.cut)
+		tprintf(t, "# cut after %u routes\n", SHOW_ROUTES_MAX);
+	return 0;
+}
+
 /*
  * resync [table N]: dump the tables again (both families of N) and repair what
  * differs. A table whose first scan is still to come is left to it.
@@ -483,18 +741,26 @@ ctl_handle(struct ps_buf *out, const struct ps_ctl_request *req)
 		resync(out, req);
 		return;
 	}
-	if (strcmp(req->cmd, "status") && strcmp(req->cmd, "metrics")) {
+	if (strcmp(req->cmd, "status") && strcmp(req->cmd, "metrics") && strcmp(req->cmd, "show-route")) {
 		char text[96];
-		snprintf(text, sizeof(text), "no command '%s' (known: status, metrics, resync)", req->cmd);
+		snprintf(text, sizeof(text), "no command '%s' (known: status, metrics, show-route, resync)",
+		    req->cmd);
 		send_end(out, req->req, PS_E_UNKNOWN_CMD, text);
 		return;
 	}
-	if (req->n_args) {
+	if (req->n_args && strcmp(req->cmd, "show-route")) {
 		send_end(out, req->req, PS_E_ARGS, "status and metrics take no arguments");
 		return;
 	}
 	snap_take(&sn);
-	if (!strcmp(req->cmd, "metrics"))
+	if (!strcmp(req->cmd, "show-route")) {
+		char err[160];
+		if (show_route(&t, req, req->flags & PS_CTL_JSON, err, sizeof(err)) < 0) {
+			free(t.p);
+			send_end(out, req->req, PS_E_ARGS, err);
+			return;
+		}
+	} else if (!strcmp(req->cmd, "metrics"))
 		metrics_text(&t, &sn);
 	else if (req->flags & PS_CTL_JSON)
 		status_json(&t, &sn);

@@ -1224,6 +1224,12 @@ feed_owner_count(void)
 	return fd.n_owners;
 }
 
+const char *
+feed_owner_name(uint16_t slot)
+{
+	return slot < OWNERS_MAX && fd.owners[slot] ? fd.owners[slot]->name : NULL;
+}
+
 int
 feed_owner_at(unsigned i, struct owner_info *ret)
 {

@@ -61,6 +61,8 @@ void feed_learn(const struct ps_route *r);
 void feed_route_done(struct route *r, int err, const char *text);
 
 unsigned feed_session_count(void);
+/* feed_owner_name - the client name of an owner slot (route.owner), or NULL. */
+const char *feed_owner_name(uint16_t slot);
 unsigned feed_owner_count(void);
 /* feed_owner_at - information about owner i (0..feed_owner_count()-1); -ENOENT past the end. */
 int feed_owner_at(unsigned i, struct owner_info *ret);
