@@ -14,6 +14,8 @@ packages=(
 	groff-base
 	# bird-glue/build.sh: BIRD 2.0.12 from Debian's source package
 	dpkg-dev patch autoconf bison flex m4 libncurses-dev libreadline-dev libssh-gcrypt-dev
+	# scripts/package.sh: the Debian package
+	debhelper fakeroot build-essential
 )
 
 missing=()

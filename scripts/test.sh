@@ -5,7 +5,8 @@
 # the daemon itself runs under the sanitizers against the real kernel. Before
 # that, BIRD 2.0.12 is built from Debian's source with the fibd protocol
 # (bird-glue/build.sh, into build/bird) and its own unit tests (make check) run
-# on the patched tree; the netns scenarios with BIRD use that build.
+# on the patched tree; the netns scenarios with BIRD use that build. The Debian
+# package is built (scripts/package.sh) and its fibd and fibctl run.
 # Usage: scripts/test.sh            (as root: the netns suite needs it)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -84,6 +85,14 @@ fi
 tail -n 1 build/bird-check.log
 # The BIRD scenarios must not skip here: a missing BIRD is a failure.
 export BIRD_DIR=$PWD/build/bird BIRD_REQUIRED=1
+
+echo "== the Debian package, unpacked into a throwaway root and run"
+if scripts/package.sh build/deb; then
+	summary+=("1 0 0 debian-package")
+else
+	status=1
+	summary+=("0 1 0 debian-package")
+fi
 
 echo "== build (werror) and unit, fuzz, netns suites"
 setup_build build-test -Dwerror=true -Dtests=enabled
