@@ -76,9 +76,11 @@ assert samples["fibd_client_routes{client=\"fibctl\"}"] == 1000
 ' "$W/metrics"
 
 # SIGHUP: a changed configuration is applied; a broken one is refused.
-echo "log_level = debug" >>"$SOCK.conf"
+printf 'log_level = debug\nrescan_interval = 600\nmonitor_buffer = 8388608\nstartup_grace = 30\n' >>"$SOCK.conf"
 kill -HUP "$FIBD_PID"
-check "SIGHUP with a changed configuration: reloaded" wait_until 10 grep -q "configuration reloaded" "$SOCK.log"
+check "SIGHUP with a changed configuration: reloaded, all of it applied" bash -c \
+	"for _ in \$(seq 100); do grep -q 'configuration reloaded' $SOCK.log && break; sleep 0.1; done
+	 grep -q 'configuration reloaded' $SOCK.log && ! grep -q 'only with a restart' $SOCK.log"
 sed -i "s/^log_level = debug$/log_level = loud/" "$SOCK.conf"
 kill -HUP "$FIBD_PID"
 check "SIGHUP with a broken configuration: refused with the line and the reason" wait_until 10 \

@@ -163,14 +163,23 @@ main_on_signal(uv_signal_t *h, int signum)
 			log_warn("reload refused, the running configuration stays: %s", err);
 			return;
 		}
+		/* Where fibd listens, what it marks routes with and how it writes them: a restart. */
 		if (strcmp(c.socket, m.conf.socket) || c.protocol != m.conf.protocol ||
-		    c.nexthop_objects != m.conf.nexthop_objects ||
-		    strcmp(c.state_file, m.conf.state_file) || c.startup_grace != m.conf.startup_grace ||
-		    c.rescan_interval != m.conf.rescan_interval ||
-		    c.monitor_buffer != m.conf.monitor_buffer)
-			log_warn("reload: only log_level and flush_on_exit change without a restart");
+		    c.nexthop_objects != m.conf.nexthop_objects || strcmp(c.state_file, m.conf.state_file))
+			log_warn("reload: socket, protocol, nexthop_objects and state_file change only with "
+				 "a restart; the others are applied");
 		m.conf.log_level = c.log_level;
 		m.conf.flush_on_exit = c.flush_on_exit;
+		m.conf.startup_grace = c.startup_grace;
+		m.conf.rescan_interval = c.rescan_interval;
+		sync_set_times(c.startup_grace, c.rescan_interval);
+		if (c.monitor_buffer != m.conf.monitor_buffer) {
+			int r = nl_set_monitor_buffer(c.monitor_buffer);
+			if (r < 0)
+				log_warn_errno(r, "reload: monitor_buffer");
+			else
+				m.conf.monitor_buffer = c.monitor_buffer;
+		}
 		log_set_level(c.log_level);
 		log_info("configuration reloaded from %s", m.conf_path);
 		return;

@@ -1384,6 +1384,19 @@ nl_use_nh_objects(int mode)
 }
 
 int
+nl_set_monitor_buffer(uint32_t bytes)
+{
+	int size = bytes ? (int)bytes : NL_RCVBUF;
+
+	if (!nl.open)
+		return 0;
+	if (setsockopt(mnl_socket_get_fd(nl.mon), SOL_SOCKET, SO_RCVBUFFORCE, &size, sizeof(size)) < 0 &&
+	    setsockopt(mnl_socket_get_fd(nl.mon), SOL_SOCKET, SO_RCVBUF, &size, sizeof(size)) < 0)
+		return -errno;
+	return 0;
+}
+
+int
 nl_init(uv_loop_t *loop, uint8_t protocol, nl_done_cb done, uint32_t monitor_buffer)
 {
 	int r;

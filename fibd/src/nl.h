@@ -66,6 +66,9 @@ struct nl_stats {
  */
 int nl_init(uv_loop_t *loop, uint8_t protocol, nl_done_cb done, uint32_t monitor_buffer);
 
+/* nl_set_monitor_buffer - a reload: the monitor socket's receive buffer (0: the default). */
+int nl_set_monitor_buffer(uint32_t bytes);
+
 /*
  * nl_use_nh_objects - 1: routes refer to kernel nexthop objects; 0: inline
  * nexthops; -1: objects if the kernel takes them (probed now). Call before the

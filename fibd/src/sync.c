@@ -989,6 +989,18 @@ sync_init(uv_loop_t *loop, uint8_t protocol, uint32_t grace_s, uint32_t interval
 }
 
 void
+sync_set_times(uint32_t grace_s, uint32_t interval_s)
+{
+	sy.grace_ms = grace_s * 1000;
+	if (interval_s * 1000 == sy.interval_ms || !sy.open)
+		return;
+	sy.interval_ms = interval_s * 1000;
+	uv_timer_stop(&sy.periodic);
+	if (sy.interval_ms)
+		uv_timer_start(&sy.periodic, sync_on_periodic, sy.interval_ms, sy.interval_ms);
+}
+
+void
 sync_close(void)
 {
 	if (!sy.open)

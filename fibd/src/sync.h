@@ -65,6 +65,12 @@ void sync_rescan_soon(void);
 void sync_close(void);
 
 /*
+ * sync_set_times - a reload: the grace time for scans from now on, and the
+ * rescan interval (the periodic timer starts over).
+ */
+void sync_set_times(uint32_t grace_s, uint32_t interval_s);
+
+/*
  * sync_table_ready - whether a table's first scan is done; if not, one is
  * queued (once) and fibd's writes to the table wait for it.
  */
