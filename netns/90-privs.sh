@@ -12,7 +12,7 @@ set -u
 require_root
 require_fibd
 id nobody >/dev/null 2>&1 || skip_all "no user nobody"
-tap_plan 12
+tap_plan 13
 
 ns_with_link A pv
 scratch_dir W
@@ -89,6 +89,38 @@ check "after the refused reload fibd answers and every route is in place" bash -
 	"ip netns exec $A $FIBCTL -s $SOCK status >/dev/null &&
 	 [ \$(( \$(ip -n $A route show table 100 proto 12 | wc -l) + \$(ip -n $A -6 route show table 100 proto 12 | wc -l) )) -eq 1000 ]"
 stop_pid "$FIBD_PID" TERM
+
+# READY waits for the first scans of the tables fibd knew: restarted with a
+# state file naming table 100 (where the 1000 routes stay), it first reports
+# the scans under way, then READY.
+printf 'table 100 inet\ntable 100 inet6\n' >"$W/tables"
+echo "state_file = $W/tables" >"$W/ready.conf"
+python3 - "$W/notify2" >"$W/notify2.log" <<'PY' &
+import socket, sys, time
+s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+s.bind(sys.argv[1])
+s.settimeout(0.1)
+end = time.monotonic() + 3
+while time.monotonic() < end:
+    try:
+        print(s.recv(4096).decode(), flush=True)
+    except socket.timeout:
+        pass
+PY
+listener=$!
+_pids+=("$listener")
+wait_until 5 test -S "$W/notify2"
+NOTIFY_SOCKET=$W/notify2 start_bg FIBD_PID ip netns exec "$A" "$FIBD" -f -s "$SOCK" -c "$W/ready.conf" 2>>"$SOCK.log"
+wait "$listener"
+stop_pid "$FIBD_PID" TERM
+diag "systemd heard: $(grep -v WATCHDOG "$W/notify2.log" | tr '\n' ';')"
+check "notify: with known tables, STATUS says the first scans are under way, then READY" python3 -c '
+import sys
+lines = [l.strip() for l in open(sys.argv[1]) if l.strip()]
+first = next(i for i, l in enumerate(lines) if "first scans under way" in l)
+ready = lines.index("READY=1")
+assert first < ready, lines
+' "$W/notify2.log"
 
 # A socket directory anyone may write to is refused.
 mkdir -m 0777 "$W/open"
