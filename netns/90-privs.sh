@@ -20,8 +20,10 @@ SOCK=$W/fibd.sock
 FIBD_CONF="state_file = none"
 routes_py gen 800 200 va 198.51.100.1 2001:db8:ff::1 71 >"$W/routes"
 
-# A listener in systemd's place, keeping every datagram for 3 s.
-python3 - "$W/notify" >"$W/notify.log" <<'PY' &
+# notify_listener PATH OUT: a listener in systemd's place on PATH, writing every
+# datagram it gets in 3 s to OUT; its PID in $listener.
+notify_listener() {
+	python3 - "$1" >"$2" <<'PY' &
 import socket, sys, time
 s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
 s.bind(sys.argv[1])
@@ -33,9 +35,12 @@ while time.monotonic() < end:
     except socket.timeout:
         pass
 PY
-listener=$!
-_pids+=("$listener")
-wait_until 5 test -S "$W/notify"
+	listener=$!
+	_pids+=("$listener")
+	wait_until 5 test -S "$1"
+}
+
+notify_listener "$W/notify" "$W/notify.log"
 chmod 0777 "$W/notify" # nobody sends to it
 export NOTIFY_SOCKET=$W/notify WATCHDOG_USEC=200000
 start_fibd FIBD_PID "$A" "$SOCK" --user nobody || { not_ok "fibd starts with --user nobody"; exit 1; }
@@ -95,21 +100,7 @@ stop_pid "$FIBD_PID" TERM
 # the scans under way, then READY.
 printf 'table 100 inet\ntable 100 inet6\n' >"$W/tables"
 echo "state_file = $W/tables" >"$W/ready.conf"
-python3 - "$W/notify2" >"$W/notify2.log" <<'PY' &
-import socket, sys, time
-s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
-s.bind(sys.argv[1])
-s.settimeout(0.1)
-end = time.monotonic() + 3
-while time.monotonic() < end:
-    try:
-        print(s.recv(4096).decode(), flush=True)
-    except socket.timeout:
-        pass
-PY
-listener=$!
-_pids+=("$listener")
-wait_until 5 test -S "$W/notify2"
+notify_listener "$W/notify2" "$W/notify2.log"
 NOTIFY_SOCKET=$W/notify2 start_bg FIBD_PID ip netns exec "$A" "$FIBD" -f -s "$SOCK" -c "$W/ready.conf" 2>>"$SOCK.log"
 wait "$listener"
 stop_pid "$FIBD_PID" TERM
