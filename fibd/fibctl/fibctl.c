@@ -3,6 +3,7 @@
  *
  *   fibctl [-s SOCKET] [-j] status
  *   fibctl [-s SOCKET] [-j] show route [table N] [PREFIX [exact|longest|longer]]
+ *   fibctl [-s SOCKET] [-j] dump [--table N] [--family 4|6] [--format text|json]
  *   fibctl [-s SOCKET] metrics
  *   fibctl [-s SOCKET] resync [--table N]
  *   fibctl [-s SOCKET] feed [--name NAME] [--table N] [--metric N] [--stale-time S] [--wait] FILE|-
@@ -50,6 +51,9 @@ usage(FILE *f)
 	    "  show route [table N] [PREFIX [exact|longest|longer]]\n"
 	    "                          fibd's routes (all, or for PREFIX): what the client\n"
 	    "                          wants, its state, what the kernel has, why it failed\n"
+	    "  dump [--table N] [--family 4|6] [--format text|json]\n"
+	    "                          every route clients want, streamed: ip route syntax that\n"
+	    "                          feed takes back (text), or one JSON object per line\n"
 	    "  metrics                 counters and gauges in Prometheus' text format (also\n"
 	    "                          for node_exporter's textfile collector)\n"
 	    "  resync [--table N]      rescan every table (or table N) now and repair what\n"
@@ -296,6 +300,24 @@ cmd_simple(int argc, char **argv)
 		if (i < argc) {
 			usage(stderr);
 			return EXIT_USAGE;
+		}
+	} else if (!strcmp(cmd, "dump")) {
+		for (int i = 1; i < argc; i += 2) {
+			const char *k = argv[i];
+			if (k[0] == '-' && k[1] == '-')
+				k += 2;
+			if (i + 1 >= argc || (strcmp(k, "table") && strcmp(k, "family") && strcmp(k, "format"))) {
+				usage(stderr);
+				return EXIT_USAGE;
+			}
+			if ((!strcmp(k, "table") && !is_number(argv[i + 1])) ||
+			    (!strcmp(k, "family") && strcmp(argv[i + 1], "4") && strcmp(argv[i + 1], "6")) ||
+			    (!strcmp(k, "format") && strcmp(argv[i + 1], "text") && strcmp(argv[i + 1], "json"))) {
+				fprintf(stderr, "fibctl: dump: bad --%s '%s'\n", k, argv[i + 1]);
+				return EXIT_USAGE;
+			}
+			arg_add(&m, k);
+			arg_add(&m, argv[i + 1]);
 		}
 	} else if (argc == 3 && !strcmp(cmd, "resync") &&
 	    (!strcmp(argv[1], "--table") || !strcmp(argv[1], "table"))) {
@@ -630,7 +652,7 @@ main(int argc, char **argv)
 		return 0;
 	}
 	if (!strcmp(argv[0], "status") || !strcmp(argv[0], "resync") || !strcmp(argv[0], "metrics") ||
-	    !strcmp(argv[0], "show"))
+	    !strcmp(argv[0], "show") || !strcmp(argv[0], "dump"))
 		return cmd_simple(argc, argv);
 	if (!strcmp(argv[0], "feed"))
 		return cmd_feed(argc, argv);

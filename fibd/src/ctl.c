@@ -517,6 +517,7 @@ put_attrs_json(struct text *t, const struct rattr *a)
 struct show {
 	struct text *t;
 	bool json;
+	bool plain;   /* text: ip route syntax only, no comment (dump) */
 	unsigned n;
 	bool cut;
 	uint8_t only_plen; /* exact: the prefix length to show, else 0xff */
@@ -551,7 +552,7 @@ show_one(struct route *r, void *ctx)
 
 	if (sh->only_plen != 0xff && route_plen(r) != sh->only_plen)
 		return 0;
-	if (sh->n == SHOW_ROUTES_MAX) {
+	if (!sh->plain && sh->n == SHOW_ROUTES_MAX) {
 		sh->cut = true;
 		return 1;
 	}
@@ -577,7 +578,7 @@ show_one(struct route *r, void *ctx)
 			json_str(t, ktext ? ktext : strerror(r->err));
 		else
 			tprintf(t, "null");
-		tprintf(t, "}");
+		tprintf(t, sh->plain ? "}\n" : "}");
 	} else {
 		if (r->want && r->want->type != PS_RT_UNICAST)
 			tprintf(t, "%s ", type_name(r->want->type));
@@ -588,6 +589,11 @@ show_one(struct route *r, void *ctx)
 		tprintf(t, " table %u metric %u", rt->id, r->metric);
 		if (r->tos)
 			tprintf(t, " tos %u", r->tos);
+		if (sh->plain) {
+			tprintf(t, "\n");
+			sh->n++;
+			return 0;
+		}
 		tprintf(t, "  # %s, client %s", state, owner ? owner : "(none)");
 		if (r->have && r->have != r->want && r->have->n_nh + (r->have->type != PS_RT_UNICAST) > 0) {
 			tprintf(t, "; the kernel has:");
@@ -689,6 +695,165 @@ show_route(struct text *t, const struct ps_ctl_request *req, bool json, char *er
 	return 0;
 }
 
+/* ---- dump: a whole table, streamed ---- */
+
+#define DUMP_PART_BYTES (128 * 1024) /* text per part: one CTL_CHUNK, then wait for room */
+
+struct ctl_stream {
+	uint32_t req;
+	bool json;
+	bool have_table;
+	uint32_t table;
+	uint8_t family;     /* 0: both */
+	unsigned tidx;      /* the table being dumped, index */
+	bool resume;        /* a cursor in it: after/after_len */
+	union ps_addr after;
+	uint8_t after_len;
+	uint64_t n;
+	bool opened;        /* JSON: the array's '[' is out */
+};
+
+struct dump_ctx {
+	struct ctl_stream *st;
+	struct show sh;
+	const struct tnode *last;
+	struct route *stop_at;
+};
+
+/*
+ * Whole prefixes at a time: once the part is full, stop at the first route of
+ * another prefix, and remember the last prefix written.
+ */
+static int
+dump_one(struct route *r, void *vctx)
+{
+	struct dump_ctx *d = vctx;
+
+	if (!r->want)
+		return 0; /* only what clients want: fed back, it is the same table */
+	if (d->sh.t->len >= DUMP_PART_BYTES && r->node != d->last) {
+		d->stop_at = r;
+		return 1;
+	}
+	d->last = r->node;
+	route_prefix(r, &d->st->after);
+	d->st->after_len = route_plen(r);
+	d->st->resume = true;
+	show_one(r, &d->sh);
+	d->st->n++;
+	return 0;
+}
+
+static void
+send_chunk(struct ps_buf *out, uint32_t req, const struct text *t)
+{
+	struct ps_msg m;
+
+	memset(&m, 0, sizeof(m));
+	m.type = PS_CTL_CHUNK;
+	m.u.ctl_chunk.req = req;
+	m.u.ctl_chunk.data.ptr = t->p;
+	m.u.ctl_chunk.data.len = (uint32_t)t->len;
+	ps_enc_msg(out, &m, NULL);
+}
+
+bool
+ctl_stream_more(struct ctl_stream *st, struct ps_buf *out)
+{
+	struct text t = { 0 };
+	struct dump_ctx d = { .st = st, .sh = { .t = &t, .json = st->json, .plain = true,
+					     .only_plen = 0xff, .n = st->n } };
+
+	if (st->json && !st->opened) {
+		tprintf(&t, "[\n");
+		st->opened = true;
+	}
+	while (st->tidx < table_count() && t.len < DUMP_PART_BYTES && !t.failed) {
+		struct rtable *rt = table_at((uint16_t)st->tidx);
+		if ((st->have_table && rt->id != st->table) || (st->family && rt->family != st->family) ||
+		    table_walk_after(rt, st->resume ? &st->after : NULL, st->after_len, dump_one, &d) == 0) {
+			st->tidx++;
+			st->resume = false;
+			d.last = NULL;
+		}
+		d.sh.n = st->n;
+	}
+	if (t.failed) {
+		free(t.p);
+		send_end(out, st->req, PS_E_INTERNAL, "out of memory");
+		free(st);
+		return true;
+	}
+	if (st->tidx == table_count() && st->json)
+		tprintf(&t, "]\n");
+	if (t.len)
+		send_chunk(out, st->req, &t);
+	free(t.p);
+	if (st->tidx < table_count())
+		return false;
+	/* No closing text: the output is data (feed takes it back), nothing else. */
+	send_end(out, st->req, PS_E_OK, NULL);
+	free(st);
+	return true;
+}
+
+struct ctl_stream *
+ctl_stream_free(struct ctl_stream *st)
+{
+	free(st);
+	return NULL;
+}
+
+/*
+ * dump [table N] [family 4|6] [format text|json]: every route clients want,
+ * table by table in prefix order, a part of about DUMP_PART_BYTES at a time,
+ * the next part only once the session has sent the last. A prefix is written
+ * whole, and at most once: the cursor is the last prefix written, so a route
+ * added behind it during the dump is not in it, one removed ahead of it is not
+ * either, and one changed ahead of it shows as it is when its part is made.
+ */
+static struct ctl_stream *
+dump_start(struct ps_buf *out, const struct ps_ctl_request *req)
+{
+	struct ctl_stream *st = calloc(1, sizeof(*st));
+	char key[16], val[32], *end;
+
+	if (!st) {
+		send_end(out, req->req, PS_E_INTERNAL, "out of memory");
+		return NULL;
+	}
+	st->req = req->req;
+	st->json = req->flags & PS_CTL_JSON;
+	for (unsigned i = 0; i + 1 < req->n_args + 1u; i += 2) {
+		if (i + 1 >= req->n_args) {
+			send_end(out, req->req, PS_E_ARGS, "dump takes pairs: table N, family 4|6, format text|json");
+			return ctl_stream_free(st);
+		}
+		snprintf(key, sizeof(key), "%.*s", (int)req->args[i].len, req->args[i].ptr);
+		snprintf(val, sizeof(val), "%.*s", (int)req->args[i + 1].len, req->args[i + 1].ptr);
+		errno = 0;
+		if (!strcmp(key, "table")) {
+			unsigned long v = strtoul(val, &end, 10);
+			if (errno || end == val || *end || !v || v > UINT32_MAX) {
+				send_end(out, req->req, PS_E_ARGS, "dump: table must be 1..4294967295");
+				return ctl_stream_free(st);
+			}
+			st->have_table = true;
+			st->table = (uint32_t)v;
+		} else if (!strcmp(key, "family") && (!strcmp(val, "4") || !strcmp(val, "6"))) {
+			st->family = val[0] == '4' ? PS_FAM_V4 : PS_FAM_V6;
+		} else if (!strcmp(key, "format") && (!strcmp(val, "text") || !strcmp(val, "json"))) {
+			st->json = !strcmp(val, "json");
+		} else {
+			send_end(out, req->req, PS_E_ARGS, "dump takes table N, family 4|6, format text|json");
+			return ctl_stream_free(st);
+		}
+	}
+	if (ctl_stream_more(st, out))
+		return NULL;
+	return st;
+}
+
 /*
  * resync [table N]: dump the tables again (both families of N) and repair what
  * differs. A table whose first scan is still to come is left to it.
@@ -730,7 +895,7 @@ resync(struct ps_buf *out, const struct ps_ctl_request *req)
 	send_end(out, req->req, n ? PS_E_OK : PS_E_ARGS, text);
 }
 
-void
+struct ctl_stream *
 ctl_handle(struct ps_buf *out, const struct ps_ctl_request *req)
 {
 	struct text t = { 0 };
@@ -739,18 +904,20 @@ ctl_handle(struct ps_buf *out, const struct ps_ctl_request *req)
 
 	if (!strcmp(req->cmd, "resync")) {
 		resync(out, req);
-		return;
+		return NULL;
 	}
+	if (!strcmp(req->cmd, "dump"))
+		return dump_start(out, req);
 	if (strcmp(req->cmd, "status") && strcmp(req->cmd, "metrics") && strcmp(req->cmd, "show-route")) {
 		char text[96];
 		snprintf(text, sizeof(text), "no command '%s' (known: status, metrics, show-route, resync)",
 		    req->cmd);
 		send_end(out, req->req, PS_E_UNKNOWN_CMD, text);
-		return;
+		return NULL;
 	}
 	if (req->n_args && strcmp(req->cmd, "show-route")) {
 		send_end(out, req->req, PS_E_ARGS, "status and metrics take no arguments");
-		return;
+		return NULL;
 	}
 	snap_take(&sn);
 	if (!strcmp(req->cmd, "show-route")) {
@@ -758,7 +925,7 @@ ctl_handle(struct ps_buf *out, const struct ps_ctl_request *req)
 		if (show_route(&t, req, req->flags & PS_CTL_JSON, err, sizeof(err)) < 0) {
 			free(t.p);
 			send_end(out, req->req, PS_E_ARGS, err);
-			return;
+			return NULL;
 		}
 	} else if (!strcmp(req->cmd, "metrics"))
 		metrics_text(&t, &sn);
@@ -769,7 +936,7 @@ ctl_handle(struct ps_buf *out, const struct ps_ctl_request *req)
 	if (t.failed) {
 		free(t.p);
 		send_end(out, req->req, PS_E_INTERNAL, "out of memory");
-		return;
+		return NULL;
 	}
 	for (size_t off = 0; off < t.len; off += PS_CHUNK_MAX) {
 		size_t n = t.len - off < PS_CHUNK_MAX ? t.len - off : PS_CHUNK_MAX;
@@ -781,4 +948,5 @@ ctl_handle(struct ps_buf *out, const struct ps_ctl_request *req)
 	}
 	free(t.p);
 	send_end(out, req->req, PS_E_OK, NULL);
+	return NULL;
 }

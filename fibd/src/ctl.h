@@ -7,12 +7,26 @@
 
 #include <proto-shim/enc.h>
 
+#include <stdbool.h>
 #include <stdint.h>
 
 /* ctl_set_info - what status reports about the daemon: its start (monotonic ns), protocol. */
 void ctl_set_info(uint64_t start_ns, uint8_t protocol);
 
-/* ctl_handle - answer one request into out. */
-void ctl_handle(struct ps_buf *out, const struct ps_ctl_request *req);
+struct ctl_stream;
+
+/*
+ * ctl_handle - answer one request into out. A long answer (dump) is a stream:
+ * its first part is in out, and the caller asks for each next one with
+ * ctl_stream_more when out has room again, so that fibd's memory stays flat
+ * whatever the table's size, paced by the reader. NULL for other answers.
+ */
+struct ctl_stream *ctl_handle(struct ps_buf *out, const struct ps_ctl_request *req);
+
+/* ctl_stream_more - the next part into out; true when the answer ended (st is freed). */
+bool ctl_stream_more(struct ctl_stream *st, struct ps_buf *out);
+
+/* ctl_stream_free - abandon an answer (the session went). Accepts NULL; returns NULL. */
+struct ctl_stream *ctl_stream_free(struct ctl_stream *st);
 
 #endif

@@ -81,6 +81,7 @@ struct session {
 	uint8_t families;
 	uint32_t metric;
 	bool learn;       /* LEARN messages for foreign routes in its table */
+	struct ctl_stream *stream; /* a control answer still being produced (dump) */
 	bool ping_wait;
 	uint64_t ping_token;
 	bool owner_known; /* fibd knew the client name before this session */
@@ -569,6 +570,9 @@ session_flush(struct session *s)
 		encode_status(s);
 		pong_if_done(s->owner);
 	}
+	/* A streamed answer's next part, once the last one has gone to the socket. */
+	if (s->stream && !s->writing && s->out.len < FEED_STREAM_LOW && ctl_stream_more(s->stream, &s->out))
+		s->stream = NULL;
 	if (!s->writing && s->out.len) {
 		/* Swap: the filled buffer is written, the other one fills meanwhile. */
 		struct ps_buf t = s->wbuf;
@@ -896,7 +900,18 @@ handle(struct session *s, const struct ps_msg *m)
 	case PS_CTL_REQUEST:
 		if (s->state != S_CONTROL)
 			break;
-		ctl_handle(&s->out, &m->u.ctl_request);
+		if (s->stream) {
+			/* One streamed answer at a time: the next request waits for no one. */
+			struct ps_msg end;
+			memset(&end, 0, sizeof(end));
+			end.type = PS_CTL_END;
+			end.u.ctl_end.req = m->u.ctl_request.req;
+			end.u.ctl_end.code = PS_E_LIMIT;
+			end.u.ctl_end.text = ps_str_from("a dump is still under way on this session");
+			ps_enc_msg(&s->out, &end, NULL);
+			return;
+		}
+		s->stream = ctl_handle(&s->out, &m->u.ctl_request);
 		return;
 	case PS_ROUTE:
 	case PS_WITHDRAW:
@@ -1074,6 +1089,7 @@ session_close(struct session *s)
 		s->busy = false;
 	}
 	fd.n_sessions--;
+	s->stream = ctl_stream_free(s->stream);
 	if (s->learn)
 		learners_change(s, -1);
 	if (s->owner) {

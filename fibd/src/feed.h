@@ -23,6 +23,7 @@
 #define FEED_SWEEP_BUDGET 4096     /* routes visited per sweep step */
 #define FEED_DECODE_NS 2000000u    /* decoding per callback */
 #define FEED_LEARN_OUT_MAX (64u << 20) /* LEARN bytes a session may leave unread */
+#define FEED_STREAM_LOW (64u << 10)   /* a streamed answer's next part waits for this little unsent */
 
 struct feed_config {
 	const char *socket_path;

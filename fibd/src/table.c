@@ -463,6 +463,67 @@ table_walk(struct rtable *t, const union ps_addr *within, uint8_t within_len, ta
 	return flush_buckets(&m, m.end);
 }
 
+/*
+ * Resuming a walk: the nodes of n's subtree that come after the key K (bits of
+ * `after`, length klen) in walk order. A node after K has its whole subtree
+ * after K (its extensions sort after it, and K is neither among them nor
+ * between); a node not on K's path that sorts before K has its whole subtree
+ * before K; so only the nodes on K's path are looked into, and the work is the
+ * path's length plus what is walked.
+ */
+static int
+walk_after(struct tnode *n, const uint8_t *after, unsigned klen, table_walk_cb cb, void *ctx)
+{
+	int rc;
+
+	while (n) {
+		unsigned c = common_bits(n->prefix, after, n->plen < klen ? n->plen : klen);
+		if (c < (n->plen < klen ? n->plen : klen))
+			/* They differ at bit c: n's side decides for its whole subtree. */
+			return bit_at(n->prefix, c) ? walk_node(n, cb, ctx) : 0;
+		if (n->plen > klen)
+			return walk_node(n, cb, ctx); /* an extension of K: after it */
+		/* n is K or a prefix of K: not after it; its children may hold later keys. */
+		if (n->plen == klen) {
+			/* n is K: all below it are extensions of K, after it. */
+			if (n->child[0] && (rc = walk_node(n->child[0], cb, ctx)))
+				return rc;
+			return n->child[1] ? walk_node(n->child[1], cb, ctx) : 0;
+		}
+		if (bit_at(after, n->plen)) {
+			n = n->child[1]; /* everything under child 0 sorts before K */
+		} else {
+			if (n->child[0] && (rc = walk_after(n->child[0], after, klen, cb, ctx)))
+				return rc;
+			return n->child[1] ? walk_node(n->child[1], cb, ctx) : 0;
+		}
+	}
+	return 0;
+}
+
+int
+table_walk_after(struct rtable *t, const union ps_addr *after, uint8_t after_len, table_walk_cb cb,
+    void *ctx)
+{
+	struct merge m = { t, 0, STRIDE_SIZE, cb, ctx };
+	int rc;
+
+	if (!after)
+		return table_walk(t, NULL, 0, cb, ctx);
+	if (!t->stride)
+		return walk_after(t->root, after->b, after_len, cb, ctx);
+	/* Subtries before K's /16 sort before it; K's own is resumed inside. */
+	m.next_bucket = stride_index(after->b);
+	if (after_len >= STRIDE_BITS) {
+		if ((rc = walk_after(t->stride[m.next_bucket], after->b, after_len, cb, ctx)))
+			return rc;
+		m.next_bucket++;
+	}
+	if ((rc = walk_after(t->root, after->b, after_len, merge_cb, &m)))
+		return rc;
+	return flush_buckets(&m, m.end);
+}
+
 static struct tnode *
 longest_in(struct tnode *n, const union ps_addr *addr, unsigned len)
 {

@@ -126,6 +126,14 @@ typedef int (*table_walk_cb)(struct route *r, void *ctx);
 int table_walk(struct rtable *t, const union ps_addr *within, uint8_t within_len, table_walk_cb cb,
     void *ctx);
 
+/*
+ * table_walk_after - the rest of a walk: every route whose prefix comes after
+ * after/after_len in walk order (after == NULL: all), so a walk stopped at a
+ * prefix resumes there. Work is the prefix's depth plus what is walked.
+ */
+int table_walk_after(struct rtable *t, const union ps_addr *after, uint8_t after_len,
+    table_walk_cb cb, void *ctx);
+
 /* table_longest - the longest prefix holding routes that covers addr/len, or NULL. */
 struct route *table_longest(struct rtable *t, const union ps_addr *addr, uint8_t len);
 

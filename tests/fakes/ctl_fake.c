@@ -10,7 +10,22 @@ ctl_set_info(uint64_t start_ns, uint8_t protocol)
 	(void)protocol;
 }
 
-void
+struct ctl_stream *
+ctl_stream_free(struct ctl_stream *st)
+{
+	(void)st;
+	return NULL;
+}
+
+bool
+ctl_stream_more(struct ctl_stream *st, struct ps_buf *out)
+{
+	(void)st;
+	(void)out;
+	return true;
+}
+
+struct ctl_stream *
 ctl_handle(struct ps_buf *out, const struct ps_ctl_request *req)
 {
 	struct ps_msg m;
@@ -19,4 +34,5 @@ ctl_handle(struct ps_buf *out, const struct ps_ctl_request *req)
 	m.type = PS_CTL_END;
 	m.u.ctl_end.req = req->req;
 	ps_enc_msg(out, &m, NULL);
+	return NULL;
 }

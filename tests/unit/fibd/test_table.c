@@ -127,6 +127,25 @@ run_model(unsigned fam, unsigned n, unsigned seed)
 	assert_int_equal(table_walk(t, NULL, 0, walk_check, &wc), 0);
 	assert_int_equal(wc.at, m);
 
+	/*
+	 * A walk resumed after a key (in the table or not) yields exactly the
+	 * model's keys after it, in order.
+	 */
+	for (unsigned q = 0; q < 200; q++) {
+		struct mkey k;
+		unsigned from = 0;
+		if (q % 2) {
+			k = sorted[(unsigned)rand_r(&seed) % m];
+		} else {
+			random_key(&k, fam, &seed);
+		}
+		while (from < m && cmp_key(&sorted[from], &k) <= 0)
+			from++;
+		wc = (struct walk_ctx){ sorted + from, m - from, 0 };
+		assert_int_equal(table_walk_after(t, &k.p, k.plen, walk_check, &wc), 0);
+		assert_int_equal(wc.at, m - from);
+	}
+
 	/* More-specifics of a few prefixes equal the model's filtered list. */
 	for (unsigned q = 0; q < 50; q++) {
 		struct mkey within = sorted[(unsigned)rand_r(&seed) % m];
