@@ -56,6 +56,8 @@ for _ in $(seq 16); do
 done
 wait "$slow" 2>/dev/null
 diag "fibd RSS ${before} KiB before, at most ${most} KiB during the slow dump; status answered $answered of 16"
-check "a slow reader grows fibd's memory by less than 4 MiB (the whole dump is about 11 MiB)" test $((most - before)) -lt 4096
+# (Under ASan, freed buffers sit in its quarantine: 4 MiB of growth there, 0.3
+# MiB in the plain build. Holding the whole dump would take over 20 MiB.)
+check "a slow reader grows fibd's memory by less than 8 MiB (the whole dump is about 11 MiB)" test $((most - before)) -lt 8192
 check "a slow reader stalls no other client (16 of 16 status within 1 s)" test "$answered" -eq 16
 stop_pid "$FIBD_PID" TERM
