@@ -3,7 +3,7 @@
 #   bench/run.sh slab
 set -euo pipefail
 cd "$(dirname "$0")/.."
-which=${1:?usage: bench/run.sh slab|feed [ROUTES]|rescan [N]|bird [N4 N6 STEADY_S]}
+which=${1:?usage: bench/run.sh slab|feed [ROUTES]|rescan [N]|dump [N]|bird [N4 N6 STEADY_S]}
 shift
 
 scripts/setup.sh >/dev/null
@@ -15,9 +15,10 @@ case "$which" in
 slab) exec build-bench/bench/bench_slab ;;
 feed) BUILD_DIR=build-bench exec bench/feed.sh "$@" ;;
 rescan) BUILD_DIR=build-bench exec bench/rescan.sh "$@" ;;
+dump) BUILD_DIR=build-bench exec bench/dump.sh "$@" ;;
 bird)
 	bird-glue/build.sh build/bird >/dev/null
 	BUILD_DIR=build-bench exec bench/bird.sh "$@"
 	;;
-*) echo "bench/run.sh: unknown benchmark '$which' (known: slab, feed, rescan, bird)" >&2; exit 2 ;;
+*) echo "bench/run.sh: unknown benchmark '$which' (known: slab, feed, rescan, dump, bird)" >&2; exit 2 ;;
 esac

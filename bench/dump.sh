@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# fibctl dump beside ip route show, on two tables of N routes each (default
+# 500k, 80% IPv4): for one table, both families, time to the first byte, total
+# time, fibd's RSS before and at its peak, the client's peak RSS
+# (bench/dump_probe.py); then fibctl status round trips (bench/ctl_probe.py)
+# while four dumps of both tables run at once. Nothing is asserted.
+#
+#   bench/dump.sh [N]     (as root)
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+B=${BUILD_DIR:-$here/../build-bench}
+N=${1:-500000}
+N4=$((N * 8 / 10))
+N6=$((N - N4))
+. "$here/lib.sh"
+
+PY=$(for p in python3 /usr/bin/python3; do "$p" -c 'import msgpack' 2>/dev/null && echo "$p" && break; done)
+[ -n "$PY" ] || { echo "dump.sh: needs python3-msgpack (scripts/setup.sh)" >&2; exit 1; }
+fibctl() { ip netns exec "$NS" "$B/fibd/fibctl/fibctl" -s "$W/fibd.sock" "$@"; }
+
+fresh_ns dump
+echo "state_file = none" >"$W/fibd.conf"
+ip netns exec "$NS" "$B/fibd/fibd" -f -c "$W/fibd.conf" -s "$W/fibd.sock" 2>"$W/fibd.log" &
+fibd_pid=$!
+pids+=("$fibd_pid")
+for _ in $(seq 100); do fibctl status >/dev/null 2>&1 && break; sleep 0.05; done
+python3 "$here/../netns/routes.py" gen "$N4" "$N6" va 198.51.100.1 2001:db8:ff::1 91 >"$W/t100"
+python3 "$here/../netns/routes.py" gen "$N4" "$N6" va 198.51.100.1 2001:db8:ff::1 92 >"$W/t101"
+fibctl feed --wait --name a --table 100 "$W/t100" >/dev/null
+fibctl feed --wait --name b --table 101 "$W/t101" >/dev/null
+echo "two tables of $N routes ($N4 IPv4, $N6 IPv6); table 100 dumped; $(nproc) CPUs"
+
+probe() { # label, command...
+	local label=$1
+	shift
+	printf '%-34s %s\n' "$label" "$(ip netns exec "$NS" python3 "$here/dump_probe.py" "$fibd_pid" "$@")"
+}
+F="$B/fibd/fibctl/fibctl -s $W/fibd.sock"
+probe "fibctl dump --format text" $F dump --table 100 --format text
+probe "fibctl dump --format json" $F dump --table 100 --format json
+probe "ip route show (both families)" sh -c "ip -4 route show table 100; ip -6 route show table 100"
+probe "ip -j route show (both families)" sh -c "ip -4 -j route show table 100; ip -6 -j route show table 100"
+
+rm -f "$W/probe" "$W/probe.stop" "$W/probe.started"
+ip netns exec "$NS" "$PY" "$here/ctl_probe.py" "$W/fibd.sock" "$W/probe" 50 &
+probe_pid=$!
+pids+=("$probe_pid")
+for _ in $(seq 100); do [ -e "$W/probe.started" ] && break; sleep 0.02; done
+dumpers=()
+for i in 1 2 3 4; do
+	fibctl dump >/dev/null &
+	dumpers+=("$!")
+done
+for p in "${dumpers[@]}"; do wait "$p"; done
+touch "$W/probe.stop"
+wait "$probe_pid" || true
+echo "fibctl status while four dumps of both tables ran: $(cat "$W/probe")"
