@@ -14,8 +14,7 @@ N4=$((N * 8 / 10))
 N6=$((N - N4))
 . "$here/lib.sh"
 
-PY=$(for p in python3 /usr/bin/python3; do "$p" -c 'import msgpack' 2>/dev/null && echo "$p" && break; done)
-[ -n "$PY" ] || { echo "dump.sh: needs python3-msgpack (scripts/setup.sh)" >&2; exit 1; }
+need_msgpack_python
 fibctl() { ip netns exec "$NS" "$B/fibd/fibctl/fibctl" -s "$W/fibd.sock" "$@"; }
 
 fresh_ns dump

@@ -23,3 +23,10 @@ fresh_ns() {
 	ip -n "$NS" link set lo up
 	link_setup "$NS" va vb
 }
+
+# PY: a python3 with msgpack (Debian's python3-msgpack is for /usr/bin/python3),
+# for the probes that speak proto-shim (ctl_probe.py).
+PY=$(for p in python3 /usr/bin/python3; do "$p" -c 'import msgpack' 2>/dev/null && echo "$p" && break; done)
+need_msgpack_python() {
+	[ -n "$PY" ] || { echo "$(basename "$0"): needs python3-msgpack (scripts/setup.sh)" >&2; exit 1; }
+}

@@ -34,9 +34,7 @@ stop_fibd() {
 proc_cpu() { awk -v hz="$(getconf CLK_TCK)" '{ printf "%.2f", ($14 + $15) / hz }' "/proc/$1/stat"; }
 now() { date +%s.%N; }
 since() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.2f", b - a }'; }
-# A python3 with msgpack (Debian's python3-msgpack, for /usr/bin/python3).
-PY=$(for p in python3 /usr/bin/python3; do "$p" -c 'import msgpack' 2>/dev/null && echo "$p" && break; done)
-[ -n "$PY" ] || { echo "rescan.sh: needs python3-msgpack (scripts/setup.sh)" >&2; exit 1; }
+need_msgpack_python
 probe_start() {
 	rm -f "$W/probe" "$W/probe.stop" "$W/probe.started"
 	ip netns exec "$NS" "$PY" "$here/ctl_probe.py" "$W/fibd.sock" "$W/probe" 50 &
