@@ -514,6 +514,16 @@ put_attrs_json(struct text *t, const struct rattr *a)
 	tprintf(t, "\"}");
 }
 
+/*
+ * Attributes fibd can show: not the marker of a route adopted from the kernel
+ * whose attributes it could not read (sync.c), which has no type.
+ */
+static bool
+attrs_known(const struct rattr *a)
+{
+	return a && a->type;
+}
+
 struct show {
 	struct text *t;
 	bool json;
@@ -569,7 +579,7 @@ show_one(struct route *r, void *ctx)
 		tprintf(t, ",\"desired\":");
 		put_attrs_json(t, r->want);
 		tprintf(t, ",\"kernel\":");
-		if (r->have && r->have->n_nh + (r->have->type != PS_RT_UNICAST) > 0)
+		if (attrs_known(r->have))
 			put_attrs_json(t, r->have);
 		else
 			tprintf(t, r->have ? "\"(adopted, not read)\"" : "null");
@@ -595,7 +605,7 @@ show_one(struct route *r, void *ctx)
 			return 0;
 		}
 		tprintf(t, "  # %s, client %s", state, owner ? owner : "(none)");
-		if (r->have && r->have != r->want && r->have->n_nh + (r->have->type != PS_RT_UNICAST) > 0) {
+		if (r->have != r->want && attrs_known(r->have)) {
 			tprintf(t, "; the kernel has:");
 			put_attrs(t, r->have);
 		}
