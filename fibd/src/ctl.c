@@ -433,6 +433,33 @@ send_end(struct ps_buf *out, uint32_t req, int code, const char *text)
 }
 
 
+/* ---- arguments ---- */
+
+/* The i-th key and value of a request's argument pairs, NUL-terminated (cut to fit). */
+static void
+arg_pair(const struct ps_ctl_request *req, unsigned i, char *key, size_t klen, char *val, size_t vlen)
+{
+	snprintf(key, klen, "%.*s", (int)req->args[i].len, req->args[i].ptr);
+	snprintf(val, vlen, "%.*s", (int)req->args[i + 1].len, req->args[i + 1].ptr);
+}
+
+/* A kernel table number, 1..4294967295; false with err saying why. */
+static bool
+parse_table(const char *s, uint32_t *ret, char *err, size_t errlen)
+{
+	unsigned long v;
+	char *end;
+
+	errno = 0;
+	v = strtoul(s, &end, 10);
+	if (errno || end == s || *end || !v || v > UINT32_MAX) {
+		snprintf(err, errlen, "table '%.32s' is not a number from 1 to 4294967295", s);
+		return false;
+	}
+	*ret = (uint32_t)v;
+	return true;
+}
+
 /* ---- show-route ---- */
 
 #define SHOW_ROUTES_MAX 10000 /* a longer answer is cut: fibctl dump is for whole tables */
@@ -628,7 +655,8 @@ show_route(struct text *t, const struct ps_ctl_request *req, bool json, char *er
 {
 	char key[16], val[64], *slash, *end;
 	bool have_table = false, have_prefix = false;
-	unsigned long table = 0, plen = 0;
+	unsigned long plen = 0;
+	uint32_t table = 0;
 	union ps_addr addr = { 0 };
 	uint8_t fam = 0;
 	const char *match = "exact";
@@ -639,15 +667,10 @@ show_route(struct text *t, const struct ps_ctl_request *req, bool json, char *er
 		return -1;
 	}
 	for (unsigned i = 0; i < req->n_args; i += 2) {
-		snprintf(key, sizeof(key), "%.*s", (int)req->args[i].len, req->args[i].ptr);
-		snprintf(val, sizeof(val), "%.*s", (int)req->args[i + 1].len, req->args[i + 1].ptr);
+		arg_pair(req, i, key, sizeof(key), val, sizeof(val));
 		if (!strcmp(key, "table")) {
-			errno = 0;
-			table = strtoul(val, &end, 10);
-			if (errno || end == val || *end || !table || table > UINT32_MAX) {
-				snprintf(err, errlen, "table '%s' is not a number from 1 to 4294967295", val);
+			if (!parse_table(val, &table, err, errlen))
 				return -1;
-			}
 			have_table = true;
 		} else if (!strcmp(key, "prefix")) {
 			if ((slash = strchr(val, '/')))
@@ -826,7 +849,7 @@ static struct ctl_stream *
 dump_start(struct ps_buf *out, const struct ps_ctl_request *req)
 {
 	struct ctl_stream *st = calloc(1, sizeof(*st));
-	char key[16], val[32], *end;
+	char key[16], val[32], err[96];
 
 	if (!st) {
 		send_end(out, req->req, PS_E_INTERNAL, "out of memory");
@@ -834,22 +857,18 @@ dump_start(struct ps_buf *out, const struct ps_ctl_request *req)
 	}
 	st->req = req->req;
 	st->json = req->flags & PS_CTL_JSON;
-	for (unsigned i = 0; i + 1 < req->n_args + 1u; i += 2) {
-		if (i + 1 >= req->n_args) {
-			send_end(out, req->req, PS_E_ARGS, "dump takes pairs: table N, family 4|6, format text|json");
-			return ctl_stream_free(st);
-		}
-		snprintf(key, sizeof(key), "%.*s", (int)req->args[i].len, req->args[i].ptr);
-		snprintf(val, sizeof(val), "%.*s", (int)req->args[i + 1].len, req->args[i + 1].ptr);
-		errno = 0;
+	if (req->n_args % 2) {
+		send_end(out, req->req, PS_E_ARGS, "dump takes pairs: table N, family 4|6, format text|json");
+		return ctl_stream_free(st);
+	}
+	for (unsigned i = 0; i < req->n_args; i += 2) {
+		arg_pair(req, i, key, sizeof(key), val, sizeof(val));
 		if (!strcmp(key, "table")) {
-			unsigned long v = strtoul(val, &end, 10);
-			if (errno || end == val || *end || !v || v > UINT32_MAX) {
-				send_end(out, req->req, PS_E_ARGS, "dump: table must be 1..4294967295");
+			if (!parse_table(val, &st->table, err, sizeof(err))) {
+				send_end(out, req->req, PS_E_ARGS, err);
 				return ctl_stream_free(st);
 			}
 			st->have_table = true;
-			st->table = (uint32_t)v;
 		} else if (!strcmp(key, "family") && (!strcmp(val, "4") || !strcmp(val, "6"))) {
 			st->family = val[0] == '4' ? PS_FAM_V4 : PS_FAM_V6;
 		} else if (!strcmp(key, "format") && (!strcmp(val, "text") || !strcmp(val, "json"))) {
@@ -871,8 +890,8 @@ dump_start(struct ps_buf *out, const struct ps_ctl_request *req)
 static void
 resync(struct ps_buf *out, const struct ps_ctl_request *req)
 {
-	char text[128], *end;
-	unsigned long id;
+	char text[128], key[16], val[48];
+	uint32_t id;
 	unsigned n = 0;
 
 	if (!req->n_args) {
@@ -884,24 +903,20 @@ resync(struct ps_buf *out, const struct ps_ctl_request *req)
 		send_end(out, req->req, PS_E_ARGS, "usage: resync [table N]");
 		return;
 	}
-	snprintf(text, sizeof(text), "%.*s", (int)req->args[1].len, req->args[1].ptr);
-	errno = 0;
-	id = strtoul(text, &end, 10);
-	if (errno || end == text || *end || id > UINT32_MAX) {
-		snprintf(text, sizeof(text), "resync: table '%.*s' is not a number",
-		    (int)(req->args[1].len > 32 ? 32 : req->args[1].len), req->args[1].ptr);
+	arg_pair(req, 0, key, sizeof(key), val, sizeof(val));
+	if (!parse_table(val, &id, text, sizeof(text))) {
 		send_end(out, req->req, PS_E_ARGS, text);
 		return;
 	}
 	for (int i = 0; i < 2; i++) {
-		struct rtable *t = table_get((uint32_t)id, i ? PS_FAM_V6 : PS_FAM_V4, false);
+		struct rtable *t = table_get(id, i ? PS_FAM_V6 : PS_FAM_V4, false);
 		if (t && sync_rescan_table(t))
 			n++;
 	}
 	if (n)
-		snprintf(text, sizeof(text), "a rescan of table %lu is under way", id);
+		snprintf(text, sizeof(text), "a rescan of table %u is under way", id);
 	else
-		snprintf(text, sizeof(text), "fibd has not scanned table %lu yet: nothing to rescan", id);
+		snprintf(text, sizeof(text), "fibd has not scanned table %u yet: nothing to rescan", id);
 	send_end(out, req->req, n ? PS_E_OK : PS_E_ARGS, text);
 }
 
