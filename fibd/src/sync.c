@@ -701,20 +701,23 @@ queue_learn(struct rtable *t)
 	t->learn_order = ++sy.order;
 }
 
-/* Kinds of job, in the order they go: first scans, learn dumps, rescans. */
-static int
-job_rank(const struct rtable *t, uint64_t *ret_order)
+/* Kinds of job, in the order they go. */
+enum job { JOB_FIRST_SCAN, JOB_LEARN, JOB_RESCAN, JOB_NONE };
+
+/* The job a table waits for first, and when it was queued. */
+static enum job
+job_of(const struct rtable *t, uint64_t *ret_order)
 {
 	if (t->scan_queued && t->scan != SCAN_DONE) {
 		*ret_order = t->scan_order;
-		return 0;
+		return JOB_FIRST_SCAN;
 	}
 	if (t->learn_queued) {
 		*ret_order = t->learn_order;
-		return 1;
+		return JOB_LEARN;
 	}
 	*ret_order = t->scan_order;
-	return t->scan_queued ? 2 : 3;
+	return t->scan_queued ? JOB_RESCAN : JOB_NONE;
 }
 
 /*
@@ -723,19 +726,18 @@ job_rank(const struct rtable *t, uint64_t *ret_order)
  * timer wakes the queue when the earliest backoff ends.
  */
 static struct rtable *
-pick_next(void)
+pick_next(enum job *ret_job)
 {
 	uint64_t now = uv_now(sy.loop), wait = UINT64_MAX;
 	struct rtable *best = NULL;
-
-	int best_rank = 3;
+	enum job best_rank = JOB_NONE;
 	uint64_t best_order = 0;
 
 	for (unsigned i = 0; i < table_count(); i++) {
 		struct rtable *t = table_at((uint16_t)i);
 		uint64_t order;
-		int rank = job_rank(t, &order);
-		if (rank == 3)
+		enum job rank = job_of(t, &order);
+		if (rank == JOB_NONE)
 			continue;
 		if (t->scan_not_before > now) {
 			if (t->scan_not_before - now < wait)
@@ -750,6 +752,7 @@ pick_next(void)
 	}
 	if (!best && wait != UINT64_MAX)
 		uv_timer_start(&sy.retry, sync_on_retry, wait, 0);
+	*ret_job = best_rank;
 	return best;
 }
 
@@ -760,15 +763,16 @@ start_next(void)
 	struct nlmsghdr *nlh;
 	struct rtmsg *rtm;
 	struct rtable *t;
+	enum job job;
 
-	if (!sy.open || sy.busy || !(t = pick_next()))
+	if (!sy.open || sy.busy || !(t = pick_next(&job)))
 		return;
 	sy.cur = t;
 	sy.busy = true;
 	sy.dumping = true;
 	sy.overruns_at_start = nl_monitor_catch_up();
 	sy.changes_at_start = t->changes;
-	sy.learning = job_rank(t, &(uint64_t){ 0 }) == 1;
+	sy.learning = job == JOB_LEARN;
 	if (sy.learning)
 		t->learn_queued = false;
 	else
