@@ -31,13 +31,7 @@ run() {
 	fresh_ns "$name"
 	if [ -n "$with_fibd" ]; then
 		echo "state_file = none" >"$W/fibd.conf"
-		ip netns exec "$NS" "$B/fibd/fibd" -f -c "$W/fibd.conf" -s "$W/fibd.sock" 2>"$W/fibd.log" &
-		fibd_pid=$!
-		pids+=("$fibd_pid")
-		for _ in $(seq 50); do
-			ip netns exec "$NS" "$B/fibd/fibctl/fibctl" -s "$W/fibd.sock" status >/dev/null 2>&1 && break
-			sleep 0.1
-		done
+		start_fibd
 	fi
 	{
 		echo "router id 192.0.2.1;"
@@ -60,8 +54,7 @@ run() {
 	kill "$bird_pid"
 	wait "$bird_pid" 2>/dev/null || true
 	if [ -n "$fibd_pid" ]; then
-		kill "$fibd_pid"
-		wait "$fibd_pid" 2>/dev/null || true
+		stop_fibd
 	fi
 }
 

@@ -6,7 +6,7 @@
 One control session (proto-shim over msgpack, docs/PROTOCOL.md), one request at
 a time: the latency is from sending CTL_REQUEST status to receiving its
 CTL_END, so a busy fibd loop shows as a late answer. Writes JSON to OUT:
-probes, p50/p99/max in ms.
+probes, p50/p95/p99/max in ms and replies over 1 s (bird_probe.summary).
 """
 import json
 import os
@@ -15,6 +15,8 @@ import sys
 import time
 
 import msgpack
+
+from bird_probe import summary
 
 
 def main():
@@ -46,16 +48,10 @@ def main():
             m = next_msg()
             if m[0] == 32 and m[1][1] == req:
                 break
-        lat.append((time.monotonic() - t0) * 1000)
+        lat.append(time.monotonic() - t0)
         time.sleep(max(0.0, interval - (time.monotonic() - t0)))
-    lat.sort()
-
-    def pct(p):
-        return round(lat[min(len(lat) - 1, int(p / 100 * len(lat)))], 2) if lat else 0
-
     with open(out, "w") as f:
-        json.dump({"probes": len(lat), "p50_ms": pct(50), "p99_ms": pct(99),
-                   "max_ms": round(lat[-1], 2) if lat else 0}, f)
+        json.dump(summary(lat), f)
 
 
 if __name__ == "__main__":

@@ -14,15 +14,9 @@ N4=$((N * 8 / 10))
 N6=$((N - N4))
 . "$here/lib.sh"
 
-need_msgpack_python
-fibctl() { ip netns exec "$NS" "$B/fibd/fibctl/fibctl" -s "$W/fibd.sock" "$@"; }
-
 fresh_ns dump
 echo "state_file = none" >"$W/fibd.conf"
-ip netns exec "$NS" "$B/fibd/fibd" -f -c "$W/fibd.conf" -s "$W/fibd.sock" 2>"$W/fibd.log" &
-fibd_pid=$!
-pids+=("$fibd_pid")
-for _ in $(seq 100); do fibctl status >/dev/null 2>&1 && break; sleep 0.05; done
+start_fibd
 python3 "$here/../netns/routes.py" gen "$N4" "$N6" va 198.51.100.1 2001:db8:ff::1 91 >"$W/t100"
 python3 "$here/../netns/routes.py" gen "$N4" "$N6" va 198.51.100.1 2001:db8:ff::1 92 >"$W/t101"
 fibctl feed --wait --name a --table 100 "$W/t100" >/dev/null
@@ -40,17 +34,12 @@ probe "fibctl dump --format json" $F dump --table 100 --format json
 probe "ip route show (both families)" sh -c "ip -4 route show table 100; ip -6 route show table 100"
 probe "ip -j route show (both families)" sh -c "ip -4 -j route show table 100; ip -6 -j route show table 100"
 
-rm -f "$W/probe" "$W/probe.stop" "$W/probe.started"
-ip netns exec "$NS" "$PY" "$here/ctl_probe.py" "$W/fibd.sock" "$W/probe" 50 &
-probe_pid=$!
-pids+=("$probe_pid")
-for _ in $(seq 100); do [ -e "$W/probe.started" ] && break; sleep 0.02; done
+probe_start
 dumpers=()
 for i in 1 2 3 4; do
 	fibctl dump >/dev/null &
 	dumpers+=("$!")
 done
 for p in "${dumpers[@]}"; do wait "$p"; done
-touch "$W/probe.stop"
-wait "$probe_pid" || true
-echo "fibctl status while four dumps of both tables ran: $(cat "$W/probe")"
+probe_stop
+echo "fibctl status while four dumps of both tables ran: $probe"

@@ -16,11 +16,11 @@ import sys
 import time
 
 
+from bird_probe import mem_kib
+
+
 def rss_kib(pid):
-    for line in open(f"/proc/{pid}/status"):
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1])
-    return 0
+    return mem_kib(pid, "VmRSS")
 
 
 def main():

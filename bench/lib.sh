@@ -30,3 +30,39 @@ PY=$(for p in python3 /usr/bin/python3; do "$p" -c 'import msgpack' 2>/dev/null 
 need_msgpack_python() {
 	[ -n "$PY" ] || { echo "$(basename "$0"): needs python3-msgpack (scripts/setup.sh)" >&2; exit 1; }
 }
+
+# fibctl ARGS...: fibctl of the build in B, on the namespace's fibd.
+fibctl() { ip netns exec "$NS" "$B/fibd/fibctl/fibctl" -s "$W/fibd.sock" "$@"; }
+
+# start_fibd: fibd of the build in B in the namespace, with $W/fibd.conf, its
+# log appended to $W/fibd.log; returns once it answers (its PID in fibd_pid).
+start_fibd() {
+	ip netns exec "$NS" "$B/fibd/fibd" -f -c "$W/fibd.conf" -s "$W/fibd.sock" 2>>"$W/fibd.log" &
+	fibd_pid=$!
+	pids+=("$fibd_pid")
+	for _ in $(seq 100); do fibctl status >/dev/null 2>&1 && return 0; sleep 0.05; done
+	echo "$(basename "$0"): fibd did not start" >&2
+	exit 1
+}
+
+stop_fibd() {
+	kill "$fibd_pid"
+	wait "$fibd_pid" 2>/dev/null || true
+}
+
+# probe_start / probe_stop: fibctl status round trips every 50 ms over one
+# control session (ctl_probe.py); probe_stop leaves the figures in $probe.
+probe_start() {
+	need_msgpack_python
+	rm -f "$W/probe" "$W/probe.stop" "$W/probe.started"
+	ip netns exec "$NS" "$PY" "$(dirname "${BASH_SOURCE[0]}")/ctl_probe.py" "$W/fibd.sock" "$W/probe" 50 &
+	probe_pid=$!
+	pids+=("$probe_pid")
+	for _ in $(seq 100); do [ -e "$W/probe.started" ] && return 0; sleep 0.02; done
+}
+
+probe_stop() {
+	touch "$W/probe.stop"
+	wait "$probe_pid" 2>/dev/null || true
+	probe=$(cat "$W/probe")
+}

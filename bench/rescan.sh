@@ -18,35 +18,9 @@ N4=$((N * 8 / 10))
 N6=$((N - N4))
 . "$here/lib.sh"
 
-fibctl() { ip netns exec "$NS" "$B/fibd/fibctl/fibctl" -s "$W/fibd.sock" "$@"; }
-start_fibd() {
-	ip netns exec "$NS" "$B/fibd/fibd" -f -c "$W/fibd.conf" -s "$W/fibd.sock" 2>>"$W/fibd.log" &
-	fibd_pid=$!
-	pids+=("$fibd_pid")
-	for _ in $(seq 100); do fibctl status >/dev/null 2>&1 && return 0; sleep 0.05; done
-	echo "rescan.sh: fibd did not start" >&2
-	exit 1
-}
-stop_fibd() {
-	kill "$fibd_pid"
-	wait "$fibd_pid" 2>/dev/null || true
-}
 proc_cpu() { awk -v hz="$(getconf CLK_TCK)" '{ printf "%.2f", ($14 + $15) / hz }' "/proc/$1/stat"; }
 now() { date +%s.%N; }
 since() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.2f", b - a }'; }
-need_msgpack_python
-probe_start() {
-	rm -f "$W/probe" "$W/probe.stop" "$W/probe.started"
-	ip netns exec "$NS" "$PY" "$here/ctl_probe.py" "$W/fibd.sock" "$W/probe" 50 &
-	probe_pid=$!
-	pids+=("$probe_pid")
-	for _ in $(seq 100); do [ -e "$W/probe.started" ] && return 0; sleep 0.02; done
-}
-probe_stop() { # the figures go to $probe
-	touch "$W/probe.stop"
-	wait "$probe_pid" 2>/dev/null || true
-	probe=$(cat "$W/probe")
-}
 # wait_log COUNT TEXT: until fibd's log has COUNT lines with TEXT.
 wait_log() {
 	while [ "$(grep -c "$2" "$W/fibd.log" || true)" -lt "$1" ]; do sleep 0.02; done
