@@ -26,7 +26,6 @@ scratch_dir W
 SOCK=$W/fibd.sock
 FIBD_CONF="startup_grace = 5"
 routes_py gen "$N4" "$N6" va 198.51.100.1 2001:db8:ff::1 41 >"$W/all"
-table_is() { [ "$(kernel_routes "$A" "$1")" = "$(routes_py canon-text "$2")" ]; }
 feed() { fibctl_in "$A" "$SOCK" feed --wait "$@" 2>&1; }
 now() { date +%s.%N; }
 since() { python3 -c "import sys; print(f'{float(sys.argv[2]) - float(sys.argv[1]):.2f}')" "$1" "$(now)"; }
@@ -47,7 +46,7 @@ status=$(fibctl_in "$A" "$SOCK" -j status)
 writes=$(python3 -c 'import json,sys; n=json.loads(sys.argv[1])["netlink"]; print(n["adds"] + n["replaces"] + n["deletes"])' "$status")
 diag "kill -9 and restart: in sync ${took} s after the restart; $writes netlink writes; $samples samples (longest gap $gap ms), fewest routes $min"
 check "kill -9: no sample short of a route ($samples samples)" test "$min" -ge "$N"
-check "kill -9: the kernel equals the feed" table_is 100 "$W/all"
+check "kill -9: the kernel equals the feed" kernel_table_is "$A" 100 "$W/all"
 check "kill -9: the unchanged feed cost no netlink write" test "$writes" -eq 0
 
 # 2. A feed changed while fibd is down.
@@ -62,7 +61,7 @@ start_fibd FIBD_PID "$A" "$SOCK" || { not_ok "fibd starts again"; exit 1; }
 out=$(feed --name a --table 100 "$W/changed")
 diag "$out"
 check "changed feed: the withdrawn routes are pruned after the grace time; the kernel equals it" \
-	wait_until 30 table_is 100 "$W/changed"
+	wait_until 30 kernel_table_is "$A" 100 "$W/changed"
 read -r min samples drops gap _ <<<"$(sampler_stop "$S" "$W/s2")"
 diag "changed feed: $samples samples (longest gap $gap ms), fewest routes $min"
 check "changed feed: no sample short of a route kept or changed ($samples samples)" \
@@ -91,7 +90,7 @@ sampler_start S "$A" 101 "$W/s3"
 feed --name b --table 101 --stale-time 2 "$W/b" >/dev/null
 read -r min samples _ gap _ <<<"$(sampler_stop "$S" "$W/s3")"
 check "b back within its stale time: nothing missing ($samples samples)" test "$min" -ge "$(wc -l <"$W/bc")"
-check "b gone for good: its routes pruned after 2 s, c's untouched" wait_until 20 table_is 101 "$W/c"
+check "b gone for good: its routes pruned after 2 s, c's untouched" wait_until 20 kernel_table_is "$A" 101 "$W/c"
 
 # 4. Five restarts during a large feed into table 102.
 routes_py gen "$N4" "$N6" va 198.51.100.1 2001:db8:ff::1 45 >"$W/big"
@@ -118,7 +117,7 @@ for i in 1 2 3 4 5; do
 done
 out=$(feed --name d --table 102 "$W/big")
 diag "after five restarts: $out"
-check "five restarts during a large feed: it converges on the feed" wait_until 60 table_is 102 "$W/big"
+check "five restarts during a large feed: it converges on the feed" wait_until 60 kernel_table_is "$A" 102 "$W/big"
 read -r min samples drops gap max <<<"$(sampler_stop "$S" "$W/s4")"
 diag "five restarts: $samples samples (longest gap $gap ms), $drops drops, most routes $max"
 check "five restarts: the table never shrank ($samples samples)" test "$drops" -eq 0

@@ -85,22 +85,21 @@ start_bird R1 "$A" "$W/r1.conf" || { not_ok "BIRD r1 starts"; exit 1; }
 	echo "unreachable 2001:db8:11::/48 metric 32"
 	echo "2001:db8:12::/48 metric 32 nexthop via 2001:db8:ff::1 dev va nexthop via 2001:db8:ff::3 dev va"
 } >"$W/want"
-table_is() { [ "$(kernel_routes "$A" 100)" = "$(routes_py canon-text "$1")" ]; }
 
 check "BIRD's fibd protocol connects and feeds" wait_until 20 \
 	bash -c "ip netns exec $A $BIRD_DIR/birdc -s $W/r1.conf.ctl show protocols f1 | grep -q connected"
-if ! wait_until 30 table_is "$W/want"; then
+if ! wait_until 30 kernel_table_is "$A" 100 "$W/want"; then
 	diag "$(diff <(routes_py canon-text "$W/want") <(kernel_routes "$A" 100))"
 	diag "$(birdc_in "$A" "$W/r1.conf" show protocols all f1)"
 fi
 check "table 100: v4, v6, ECMP with weights, merged paths, blackhole, unreachable, prohibit, BGP" \
-	table_is "$W/want"
+	kernel_table_is "$A" 100 "$W/want"
 check "krt_prefsrc from the export filter reaches the kernel" bash -c \
 	"ip -n $A route show table 100 10.4.0.0/16 | grep -q 'src 198.51.100.2'"
 echo "10.1.0.0/16 via 198.51.100.1 dev va metric 500" >"$W/want101"
 diag "table 101: $(ip -n "$A" route show table 101)"
 check "metric 0: krt_metric from the export filter is the kernel's metric" \
-	test "$(kernel_routes "$A" 101)" = "$(routes_py canon-text "$W/want101")"
+	kernel_table_is "$A" 101 "$W/want101"
 info=$(birdc_in "$A" "$W/r1.conf" show protocols all f1)
 diag "$(grep -E 'Session|fibd:|Routes sent|Pending|Kernel results' <<<"$info")"
 check "birdc show protocols all: session, fibd, counters" bash -c \
@@ -112,7 +111,7 @@ birdc_in "$A" "$W/r1.conf" disable s4b >/dev/null
 grep -v -e '^10.8.0.0/16' -e '^10.7.0.0/16' "$W/want" >"$W/want2"
 echo "10.7.0.0/16 via 198.51.100.4 dev va metric 32" >>"$W/want2"
 check "a static protocol disabled: its route withdrawn, a merged route back to one path" \
-	wait_until 20 table_is "$W/want2"
+	wait_until 20 kernel_table_is "$A" 100 "$W/want2"
 
 # birdc configure with a changed filter: 10.5 now accepted, 10.1 rejected (and
 # s4b, enabled in the configuration, comes back).
@@ -122,7 +121,7 @@ diag "$out"
 grep -v -e '^10.1.0.0/16' -e '^10.4.0.0/16' "$W/want" >"$W/want3"
 echo "10.4.0.0/16 via 198.51.100.1 dev va metric 32" >>"$W/want3"
 echo "10.5.0.0/16 via 198.51.100.1 dev va metric 32" >>"$W/want3"
-check "birdc configure with a new filter: the table follows it" wait_until 20 table_is "$W/want3"
+check "birdc configure with a new filter: the table follows it" wait_until 20 kernel_table_is "$A" 100 "$W/want3"
 check "... and krt_prefsrc is gone with the filter that set it" bash -c \
 	"! ip -n $A route show table 100 10.4.0.0/16 | grep -q src"
 check "the session survived the reconfiguration (a refeed, no reconnect)" bash -c \
@@ -132,7 +131,7 @@ check "the session survived the reconfiguration (a refeed, no reconnect)" bash -
 # The BGP session goes down: its ten routes go.
 birdc_in "$A" "$W/r1.conf" disable r2 >/dev/null
 grep -v '^10.20.' "$W/want3" >"$W/want4"
-check "BGP session down: its routes are withdrawn" wait_until 20 table_is "$W/want4"
+check "BGP session down: its routes are withdrawn" wait_until 20 kernel_table_is "$A" 100 "$W/want4"
 status=$(fibctl_in "$A" "$SOCK" status)
 diag "$(grep -E 'client|^  10[01]' <<<"$status")"
 check "fibd: two BIRD clients, nothing failed or waiting" bash -c \

@@ -38,7 +38,6 @@ protocol fibd f1 {
 }
 EOF
 }
-table_is() { [ "$(kernel_routes "$A" 100)" = "$(routes_py canon-text "$1")" ]; }
 connects_is() { # N: BIRD's fibd protocol has connected N times
 	[ "$(birdc_in "$A" "$W/bird.conf" show protocols all f1 | sed -n 's/.*Sessions: *\([0-9]*\) connects.*/\1/p')" = "$1" ]
 }
@@ -49,7 +48,7 @@ settled() { # N: fibd holds N routes of BIRD's, connected, nothing pending (the 
 bird_conf "$W/routes" "" >"$W/bird.conf"
 start_fibd FIBD_PID "$A" "$SOCK" || { not_ok "fibd starts"; exit 1; }
 start_bird BIRD_PID "$A" "$W/bird.conf" || { not_ok "BIRD starts"; exit 1; }
-check "BIRD's $N routes reach the kernel through fibd" wait_until 60 table_is "$W/want"
+check "BIRD's $N routes reach the kernel through fibd" wait_until 60 kernel_table_is "$A" 100 "$W/want"
 
 # fibd killed and started again while BIRD runs.
 sampler_start S "$A" 100 "$W/s1"
@@ -63,7 +62,7 @@ status=$(fibctl_in "$A" "$SOCK" -j status)
 read -r min samples _ gap _ <<<"$(sampler_stop "$S" "$W/s1")"
 diag "fibd restart: $samples samples (longest gap $gap ms), fewest routes $min"
 check "fibd restart: no route missing at any sample ($samples samples)" test "$min" -ge "$N"
-check "fibd restart: table 100 is exactly BIRD's routes" table_is "$W/want"
+check "fibd restart: table 100 is exactly BIRD's routes" kernel_table_is "$A" 100 "$W/want"
 check "fibd restart: the new fibd adopted the routes; the feed cost no write" python3 -c '
 import json, sys
 s = json.loads(sys.argv[1])
@@ -81,7 +80,7 @@ wait_until 60 settled "$N"
 read -r min samples _ gap _ <<<"$(sampler_stop "$S" "$W/s2")"
 diag "BIRD crash: $samples samples (longest gap $gap ms), fewest routes $min"
 check "BIRD crash and restart: no route missing at any sample ($samples samples)" test "$min" -ge "$N"
-check "BIRD crash and restart: table 100 is exactly BIRD's routes" table_is "$W/want"
+check "BIRD crash and restart: table 100 is exactly BIRD's routes" kernel_table_is "$A" 100 "$W/want"
 
 # A graceful restart of BIRD into a configuration with 1000 routes fewer.
 sampler_start S "$A" 100 "$W/s3"
@@ -91,7 +90,7 @@ bird_conf "$W/fewer" "" >"$W/bird.conf"
 start_bg BIRD_PID ip netns exec "$A" "$BIRD_DIR/bird" -R -f -c "$W/bird.conf" -s "$W/bird.conf.ctl" \
 	-P "$W/bird.conf.pid" 2>>"$W/bird.conf.log"
 wait_until 60 settled $((N - 1000))
-check "after a graceful restart, the routes no longer configured are pruned" table_is "$W/want-fewer"
+check "after a graceful restart, the routes no longer configured are pruned" kernel_table_is "$A" 100 "$W/want-fewer"
 read -r min samples _ gap _ <<<"$(sampler_stop "$S" "$W/s3")"
 diag "graceful restart: $samples samples (longest gap $gap ms), fewest routes $min"
 check "graceful restart: none of the routes still wanted went missing ($samples samples)" \
@@ -115,7 +114,7 @@ done
 check "without fibd, birdc answers (20 of 20 probes)" test "$answered" -eq 20
 check "without fibd, nothing is installed" test -z "$(kernel_routes "$A" 100)"
 start_fibd FIBD_PID "$A" "$SOCK" || { not_ok "fibd starts late"; exit 1; }
-check "fibd appears: BIRD connects and its routes are installed" wait_until 90 table_is "$W/want-fewer"
+check "fibd appears: BIRD connects and its routes are installed" wait_until 90 kernel_table_is "$A" 100 "$W/want-fewer"
 
 # A plain shutdown of BIRD withdraws its routes (persist off).
 stop_pid "$BIRD_PID" TERM

@@ -28,13 +28,12 @@ protocol fibd f1 {
 }
 EOF
 }
-table_is() { [ "$(kernel_routes "$A" 100)" = "$(routes_py canon-text "$1")" ]; }
 sed 's/$/ metric 32/' "$W/routes" >"$W/want"
 
 bird_conf all >"$W/bird.conf"
 start_fibd FIBD_PID "$A" "$SOCK" || { not_ok "fibd starts"; exit 1; }
 start_bird BIRD_PID "$A" "$W/bird.conf" || { not_ok "BIRD starts"; exit 1; }
-check "BIRD's 20000 routes are in the kernel" wait_until 60 table_is "$W/want"
+check "BIRD's 20000 routes are in the kernel" wait_until 60 kernel_table_is "$A" 100 "$W/want"
 
 # fibd stalls; BIRD is told to export nothing any more: 20000 withdrawals.
 kill -STOP "$FIBD_PID"
@@ -56,7 +55,7 @@ check "the pending set stayed within the 20000 prefixes; the session was not dro
 # fibd reads again: the withdrawals drain.
 kill -CONT "$FIBD_PID"
 : >"$W/empty"
-check "after fibd resumes, the kernel follows BIRD's configuration" wait_until 90 table_is "$W/empty"
+check "after fibd resumes, the kernel follows BIRD's configuration" wait_until 90 kernel_table_is "$A" 100 "$W/empty"
 check "the same session all along" bash -c \
 	"ip netns exec $A $BIRD_DIR/birdc -s $W/bird.conf.ctl show protocols all f1 | grep -Eq 'Sessions: *1 connects, 0 disconnects'"
 stop_pid "$BIRD_PID" TERM

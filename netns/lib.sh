@@ -214,6 +214,12 @@ kernel_routes() {
 	done | routes_py canon-json
 }
 
+# kernel_table_is NS TABLE FILE: fibd's routes in TABLE are exactly those of
+# FILE (ip route lines), compared in the canonical form; for check and wait_until.
+kernel_table_is() {
+	[ "$(kernel_routes "$1" "$2")" = "$(routes_py canon-text "$3")" ]
+}
+
 # sampler_start VAR NS TABLE OUT: count TABLE's routes (both families) every
 # 50 ms (netns/sampler.py, cheap: /proc counters) until sampler_stop; returns
 # once the first sample is taken. The sampler's PID goes in VAR.
