@@ -5,6 +5,7 @@
  */
 #include <ctype.h>
 #include <errno.h>
+#include <grp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +22,8 @@ conf_defaults(struct conf *c)
 	c->nexthop_objects = -1;
 	c->startup_grace = 120;
 	c->rescan_interval = 0;
+	c->read_gid = c->admin_gid = -1;
+	c->control_timeout = 60;
 	snprintf(c->state_file, sizeof(c->state_file), "%s", CONF_DEFAULT_STATE);
 }
 
@@ -134,6 +137,21 @@ conf_parse(const char *text, struct conf *ret, char *ret_err, size_t errlen)
 				return -EINVAL;
 			}
 			c.rescan_interval = (uint32_t)u;
+		} else if (!strcmp(key, "read_group") || !strcmp(key, "admin_group")) {
+			struct group *gr = strcmp(val, "none") ? getgrnam(val) : NULL;
+			if (strcmp(val, "none") && !gr) {
+				snprintf(ret_err, errlen, "line %u: %s: no group '%.64s' on this system",
+				    lineno, key, val);
+				return -EINVAL;
+			}
+			*(key[0] == 'r' ? &c.read_gid : &c.admin_gid) = gr ? (long)gr->gr_gid : -1;
+		} else if (!strcmp(key, "control_timeout")) {
+			if (parse_uint(val, 86400, &u) < 0 || u < 1) {
+				snprintf(ret_err, errlen, "line %u: control_timeout must be 1..86400 seconds",
+				    lineno);
+				return -EINVAL;
+			}
+			c.control_timeout = (uint32_t)u;
 		} else if (!strcmp(key, "state_file")) {
 			if (strcmp(val, "none") && (val[0] != '/' || strlen(val) >= sizeof(c.state_file))) {
 				snprintf(ret_err, errlen,

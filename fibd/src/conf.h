@@ -24,6 +24,9 @@ struct conf {
 	uint32_t monitor_buffer;  /* bytes, 0: the default */
 	char state_file[256];   /* "" for none */
 	int flush_on_exit;      /* withdraw every route on SIGTERM / SIGINT */
+	long read_gid;          /* group whose members may use read-only commands, -1: none */
+	long admin_gid;         /* group whose members may do everything, -1: none */
+	uint32_t control_timeout; /* seconds a control session's reader may stall */
 };
 
 /* conf_defaults - the built-in configuration. */

@@ -16,50 +16,16 @@
 #include "config.h"
 #include "ctl.h"
 #include "feed.h"
+#include "format.h"
 #include "health.h"
 #include "learn.h"
+#include "log.h"
 #include "nl.h"
 #include "slab.h"
+#include "state.h"
 #include "sync.h"
 #include "table.h"
-
-struct text {
-	char *p;
-	size_t len, cap;
-	int failed;
-};
-
-__attribute__((format(printf, 2, 3))) static void
-tprintf(struct text *t, const char *fmt, ...)
-{
-	va_list ap;
-	int n;
-
-	for (;;) {
-		size_t room = t->cap - t->len;
-		va_start(ap, fmt);
-		n = vsnprintf(t->p ? t->p + t->len : NULL, room, fmt, ap);
-		va_end(ap);
-		if (n < 0) {
-			t->failed = 1;
-			return;
-		}
-		if ((size_t)n < room) {
-			t->len += (size_t)n;
-			return;
-		}
-		size_t cap = t->cap ? t->cap * 2 : 4096;
-		while (cap - t->len <= (size_t)n)
-			cap *= 2;
-		char *np = realloc(t->p, cap);
-		if (!np) {
-			t->failed = 1;
-			return;
-		}
-		t->p = np;
-		t->cap = cap;
-	}
-}
+#include "watch.h"
 
 static uint64_t started_ns;
 static uint8_t protocol;
@@ -194,16 +160,6 @@ json_slab(struct text *t, const struct slab_stats *s)
 	    (unsigned long long)s->pages_released, (unsigned long long)s->bytes_mapped,
 	    (unsigned long long)s->bytes_resident, (unsigned long long)s->cleanup_calls,
 	    (unsigned long long)s->cleanup_visits, (unsigned long long)s->cleanup_visits_max);
-}
-
-/* Client names are printable ASCII without '"' or '\\' problems: escape those two. */
-static void
-json_str(struct text *t, const char *s)
-{
-	tprintf(t, "\"");
-	for (; *s; s++)
-		tprintf(t, (*s == '"' || *s == '\\') ? "\\%c" : "%c", *s);
-	tprintf(t, "\"");
 }
 
 /* One metric's HELP and TYPE lines. */
@@ -419,8 +375,8 @@ status_json(struct text *t, const struct snap *sn)
 	    (unsigned long long)rattr_count(), (unsigned long long)rattr_bytes());
 }
 
-static void
-send_end(struct ps_buf *out, uint32_t req, int code, const char *text)
+void
+ctl_send_end(struct ps_buf *out, uint32_t req, int code, const char *text)
 {
 	struct ps_msg m;
 
@@ -429,6 +385,19 @@ send_end(struct ps_buf *out, uint32_t req, int code, const char *text)
 	m.u.ctl_end.req = req;
 	m.u.ctl_end.code = (uint16_t)code;
 	m.u.ctl_end.text = ps_str_from(text);
+	ps_enc_msg(out, &m, NULL);
+}
+
+void
+ctl_send_chunk(struct ps_buf *out, uint32_t req, const void *data, size_t len)
+{
+	struct ps_msg m;
+
+	memset(&m, 0, sizeof(m));
+	m.type = PS_CTL_CHUNK;
+	m.u.ctl_chunk.req = req;
+	m.u.ctl_chunk.data.ptr = (const char *)data;
+	m.u.ctl_chunk.data.len = (uint32_t)len;
 	ps_enc_msg(out, &m, NULL);
 }
 
@@ -463,83 +432,6 @@ parse_table(const char *s, uint32_t *ret, char *err, size_t errlen)
 /* ---- show-route ---- */
 
 #define SHOW_ROUTES_MAX 10000 /* a longer answer is cut: fibctl dump is for whole tables */
-
-static void
-put_addr(struct text *t, uint8_t fam, const union ps_addr *a)
-{
-	char buf[INET6_ADDRSTRLEN];
-
-	inet_ntop(fam == PS_FAM_V4 ? AF_INET : AF_INET6, a->b, buf, sizeof(buf));
-	tprintf(t, "%s", buf);
-}
-
-static const char *
-type_name(uint8_t type)
-{
-	switch (type) {
-	case PS_RT_UNICAST: return "unicast";
-	case PS_RT_BLACKHOLE: return "blackhole";
-	case PS_RT_UNREACHABLE: return "unreachable";
-	case PS_RT_PROHIBIT: return "prohibit";
-	default: return "?";
-	}
-}
-
-/*
- * A route's attributes in ip route syntax, as they follow the prefix (the
- * type goes before it there, so it is left out), each with a space before.
- */
-static void
-put_attrs(struct text *t, const struct rattr *a)
-{
-	if (a->type == PS_RT_UNICAST) {
-		for (unsigned i = 0; i < a->n_nh; i++) {
-			const struct rnh *h = &a->nh[i];
-			if (a->n_nh > 1)
-				tprintf(t, " nexthop");
-			if (h->gw_family) {
-				tprintf(t, " via ");
-				put_addr(t, h->gw_family, &h->gw);
-			}
-			if (h->ifname[0])
-				tprintf(t, " dev %s", h->ifname);
-			if (h->flags & PS_NH_ONLINK)
-				tprintf(t, " onlink");
-			if (a->n_nh > 1)
-				tprintf(t, " weight %u", h->weight);
-		}
-	}
-	if (a->has & PS_RA_PREFSRC) {
-		tprintf(t, " src ");
-		put_addr(t, a->family, &a->prefsrc);
-	}
-	if (a->has & PS_RA_REALM)
-		tprintf(t, " realm %u", a->realm);
-	if (a->has & PS_RA_SCOPE)
-		tprintf(t, " scope %u", a->scope);
-	if (a->has & PS_RA_MTU)
-		tprintf(t, " mtu %u", a->mtu);
-}
-
-/* {"type": ..., "route": "via ... dev ..."} as one JSON object, or null. */
-static void
-put_attrs_json(struct text *t, const struct rattr *a)
-{
-	size_t at;
-
-	if (!a) {
-		tprintf(t, "null");
-		return;
-	}
-	tprintf(t, "{\"type\":\"%s\",\"route\":\"", type_name(a->type));
-	at = t->len;
-	put_attrs(t, a);
-	if (!t->failed && t->len > at && t->p[at] == ' ') { /* no space before the first word */
-		memmove(t->p + at, t->p + at + 1, t->len - at - 1);
-		t->len--;
-	}
-	tprintf(t, "\"}");
-}
 
 /*
  * Attributes fibd can show: not the marker of a route adopted from the kernel
@@ -617,15 +509,7 @@ show_one(struct route *r, void *ctx)
 			tprintf(t, "null");
 		tprintf(t, sh->plain ? "}\n" : "}");
 	} else {
-		if (r->want && r->want->type != PS_RT_UNICAST)
-			tprintf(t, "%s ", type_name(r->want->type));
-		put_addr(t, rt->family, &p);
-		tprintf(t, "/%u", route_plen(r));
-		if (r->want)
-			put_attrs(t, r->want);
-		tprintf(t, " table %u metric %u", rt->id, r->metric);
-		if (r->tos)
-			tprintf(t, " tos %u", r->tos);
+		put_route(t, rt->family, &p, route_plen(r), r->want, rt->id, r->metric, r->tos);
 		if (sh->plain) {
 			tprintf(t, "\n");
 			sh->n++;
@@ -730,11 +614,20 @@ show_route(struct text *t, const struct ps_ctl_request *req, bool json, char *er
 
 /* ---- dump: a whole table, streamed ---- */
 
-#define DUMP_PART_BYTES (8 * 1024) /* text per part: one CTL_CHUNK, then wait for room; larger parts slowed other clients (status p99 67 ms at 128 KiB with four dumps, 5 ms at 8 KiB) */
+/*
+ * Bytes per part: one CTL_CHUNK, then wait for room. Larger text parts slowed
+ * other clients (status p99 67 ms at 128 KiB with four dumps, 5 ms at 8 KiB);
+ * binary records cost far less to make per byte, so their parts are larger.
+ */
+#define DUMP_PART_BYTES (8 * 1024)
+#define DUMP_PART_BINARY (32 * 1024)
+
+enum dump_format { FMT_TEXT, FMT_JSON, FMT_BINARY };
 
 struct ctl_stream {
 	uint32_t req;
-	bool json;
+	struct watch *w;    /* diff or watch: fed by events (watch.c) */
+	enum dump_format fmt;
 	bool have_table;
 	uint32_t table;
 	uint8_t family;     /* 0: both */
@@ -743,15 +636,126 @@ struct ctl_stream {
 	union ps_addr after;
 	uint8_t after_len;
 	uint64_t n;
-	bool opened;        /* JSON: the array's '[' is out */
+	bool opened;        /* JSON: the array's '[' is out; binary: the header */
 };
 
 struct dump_ctx {
 	struct ctl_stream *st;
 	struct show sh;
+	size_t part;
 	const struct tnode *last;
-	struct route *stop_at;
 };
+
+/* Binary records (docs/PROTOCOL.md, "Binary dump"): little-endian, fixed layout. */
+#define BIN_MAGIC "FIBDBIN1"
+#define BIN_HEADER_LEN 16
+#define BIN_RECORD_LEN 64
+#define BIN_NEXTHOP_LEN 40
+
+enum bin_state { BS_INSTALLED, BS_PENDING, BS_FAILED, BS_WAITING, BS_NOT_INSTALLED };
+
+static uint8_t *
+bin_room(struct text *t, size_t n)
+{
+	uint8_t *p;
+
+	if (t->failed)
+		return NULL;
+	if (t->cap - t->len < n) {
+		size_t cap = t->cap ? t->cap * 2 : 65536;
+		char *np;
+		while (cap - t->len < n)
+			cap *= 2;
+		if (!(np = realloc(t->p, cap))) {
+			t->failed = 1;
+			return NULL;
+		}
+		t->p = np;
+		t->cap = cap;
+	}
+	p = (uint8_t *)t->p + t->len;
+	memset(p, 0, n);
+	t->len += n;
+	return p;
+}
+
+static void
+le16(uint8_t *p, uint16_t v)
+{
+	p[0] = (uint8_t)v;
+	p[1] = (uint8_t)(v >> 8);
+}
+
+static void
+le32(uint8_t *p, uint32_t v)
+{
+	le16(p, (uint16_t)v);
+	le16(p + 2, (uint16_t)(v >> 16));
+}
+
+static void
+bin_header(struct text *t)
+{
+	uint8_t *p = bin_room(t, BIN_HEADER_LEN);
+
+	if (!p)
+		return;
+	memcpy(p, BIN_MAGIC, 8);
+	le16(p + 8, 1);
+	le16(p + 10, BIN_HEADER_LEN);
+	le16(p + 12, BIN_RECORD_LEN);
+	le16(p + 14, BIN_NEXTHOP_LEN);
+}
+
+static void
+bin_route(struct text *t, const struct rtable *rt, const struct route *r)
+{
+	const struct rattr *a = r->want;
+	unsigned n_nh = a->type == PS_RT_UNICAST ? a->n_nh : 0;
+	size_t len = BIN_RECORD_LEN + (size_t)n_nh * BIN_NEXTHOP_LEN;
+	uint8_t *p = bin_room(t, len), state;
+	union ps_addr prefix;
+
+	if (!p)
+		return;
+	if (r->flags & R_FAILED)
+		state = BS_FAILED;
+	else if (r->flags & R_WAITING)
+		state = BS_WAITING;
+	else if (r->flags & (R_QUEUED | R_INFLIGHT))
+		state = BS_PENDING;
+	else
+		state = r->have == r->want ? BS_INSTALLED : BS_NOT_INSTALLED;
+	route_prefix(r, &prefix);
+	le16(p, (uint16_t)len);
+	p[2] = rt->family;
+	p[3] = route_plen(r);
+	le32(p + 4, rt->id);
+	le32(p + 8, r->metric);
+	p[12] = r->tos;
+	p[13] = a->type;
+	p[14] = state;
+	p[15] = a->has & (PS_RA_PREFSRC | PS_RA_REALM | PS_RA_SCOPE | PS_RA_MTU);
+	memcpy(p + 16, prefix.b, 16);
+	if (a->has & PS_RA_PREFSRC)
+		memcpy(p + 32, a->prefsrc.b, 16);
+	le32(p + 48, a->realm);
+	le32(p + 52, a->mtu);
+	p[56] = a->scope;
+	p[57] = r->err;
+	le16(p + 58, (uint16_t)n_nh);
+	for (unsigned i = 0; i < n_nh; i++) {
+		const struct rnh *h = &a->nh[i];
+		uint8_t *q = p + BIN_RECORD_LEN + i * BIN_NEXTHOP_LEN;
+		if (h->gw_family)
+			memcpy(q, h->gw.b, 16);
+		q[16] = h->gw_family;
+		q[17] = h->flags;
+		le16(q + 18, h->weight);
+		le32(q + 20, (uint32_t)(h->ifindex > 0 ? h->ifindex : 0));
+		memcpy(q + 24, h->ifname, PS_IFNAMSIZ);
+	}
+}
 
 /*
  * Whole prefixes at a time: once the part is full, stop at the first route of
@@ -764,44 +768,36 @@ dump_one(struct route *r, void *vctx)
 
 	if (!r->want)
 		return 0; /* only what clients want: fed back, it is the same table */
-	if (d->sh.t->len >= DUMP_PART_BYTES && r->node != d->last) {
-		d->stop_at = r;
+	if (d->sh.t->len >= d->part && r->node != d->last)
 		return 1;
-	}
 	d->last = r->node;
 	route_prefix(r, &d->st->after);
 	d->st->after_len = route_plen(r);
 	d->st->resume = true;
-	show_one(r, &d->sh);
+	if (d->st->fmt == FMT_BINARY)
+		bin_route(d->sh.t, table_at(r->rt), r);
+	else
+		show_one(r, &d->sh);
 	d->st->n++;
 	return 0;
 }
 
-static void
-send_chunk(struct ps_buf *out, uint32_t req, const struct text *t)
-{
-	struct ps_msg m;
-
-	memset(&m, 0, sizeof(m));
-	m.type = PS_CTL_CHUNK;
-	m.u.ctl_chunk.req = req;
-	m.u.ctl_chunk.data.ptr = t->p;
-	m.u.ctl_chunk.data.len = (uint32_t)t->len;
-	ps_enc_msg(out, &m, NULL);
-}
-
-bool
-ctl_stream_more(struct ctl_stream *st, struct ps_buf *out)
+static bool
+dump_more(struct ctl_stream *st, struct ps_buf *out)
 {
 	struct text t = { 0 };
-	struct dump_ctx d = { .st = st, .sh = { .t = &t, .json = st->json, .plain = true,
-					     .only_plen = 0xff, .n = st->n } };
+	struct dump_ctx d = { .st = st, .sh = { .t = &t, .json = st->fmt == FMT_JSON, .plain = true,
+					     .only_plen = 0xff, .n = st->n },
+		.part = st->fmt == FMT_BINARY ? DUMP_PART_BINARY : DUMP_PART_BYTES };
 
-	if (st->json && !st->opened) {
-		tprintf(&t, "[\n");
+	if (!st->opened) {
+		if (st->fmt == FMT_JSON)
+			tprintf(&t, "[\n");
+		else if (st->fmt == FMT_BINARY)
+			bin_header(&t);
 		st->opened = true;
 	}
-	while (st->tidx < table_count() && t.len < DUMP_PART_BYTES && !t.failed) {
+	while (st->tidx < table_count() && t.len < d.part && !t.failed) {
 		struct rtable *rt = table_at((uint16_t)st->tidx);
 		if ((st->have_table && rt->id != st->table) || (st->family && rt->family != st->family) ||
 		    table_walk_after(rt, st->resume ? &st->after : NULL, st->after_len, dump_one, &d) == 0) {
@@ -813,37 +809,55 @@ ctl_stream_more(struct ctl_stream *st, struct ps_buf *out)
 	}
 	if (t.failed) {
 		free(t.p);
-		send_end(out, st->req, PS_E_INTERNAL, "out of memory");
-		free(st);
+		ctl_send_end(out, st->req, PS_E_INTERNAL, "out of memory");
 		return true;
 	}
-	if (st->tidx == table_count() && st->json)
+	if (st->tidx == table_count() && st->fmt == FMT_JSON)
 		tprintf(&t, "]\n");
 	if (t.len)
-		send_chunk(out, st->req, &t);
+		ctl_send_chunk(out, st->req, t.p, t.len);
 	free(t.p);
 	if (st->tidx < table_count())
 		return false;
 	/* No closing text: the output is data (feed takes it back), nothing else. */
-	send_end(out, st->req, PS_E_OK, NULL);
-	free(st);
+	ctl_send_end(out, st->req, PS_E_OK, NULL);
 	return true;
+}
+
+bool
+ctl_stream_more(struct ctl_stream *st, struct ps_buf *out)
+{
+	bool ended;
+
+	if (st->w) {
+		ended = watch_more(st->w, out);
+		if (ended)
+			st->w = NULL; /* freed by watch_more */
+	} else {
+		ended = dump_more(st, out);
+	}
+	if (ended)
+		free(st);
+	return ended;
 }
 
 struct ctl_stream *
 ctl_stream_free(struct ctl_stream *st)
 {
-	free(st);
+	if (st) {
+		watch_close(st->w);
+		free(st);
+	}
 	return NULL;
 }
 
 /*
- * dump [table N] [family 4|6] [format text|json]: every route clients want,
- * table by table in prefix order, a part of about DUMP_PART_BYTES at a time,
- * the next part only once the session has sent the last. A prefix is written
- * whole, and at most once: the cursor is the last prefix written, so a route
- * added behind it during the dump is not in it, one removed ahead of it is not
- * either, and one changed ahead of it shows as it is when its part is made.
+ * dump [table N] [family 4|6] [format text|json|binary]: every route clients
+ * want, table by table in prefix order, a part at a time, the next part only
+ * once the session has sent the last. A prefix is written whole, and at most
+ * once: the cursor is the last prefix written, so a route added behind it
+ * during the dump is not in it, one removed ahead of it is not either, and one
+ * changed ahead of it shows as it is when its part is made.
  */
 static struct ctl_stream *
 dump_start(struct ps_buf *out, const struct ps_ctl_request *req)
@@ -852,34 +866,93 @@ dump_start(struct ps_buf *out, const struct ps_ctl_request *req)
 	char key[16], val[32], err[96];
 
 	if (!st) {
-		send_end(out, req->req, PS_E_INTERNAL, "out of memory");
+		ctl_send_end(out, req->req, PS_E_INTERNAL, "out of memory");
 		return NULL;
 	}
 	st->req = req->req;
-	st->json = req->flags & PS_CTL_JSON;
+	st->fmt = (req->flags & PS_CTL_JSON) ? FMT_JSON : FMT_TEXT;
 	if (req->n_args % 2) {
-		send_end(out, req->req, PS_E_ARGS, "dump takes pairs: table N, family 4|6, format text|json");
+		ctl_send_end(out, req->req, PS_E_ARGS,
+		    "dump takes pairs: table N, family 4|6, format text|json|binary");
 		return ctl_stream_free(st);
 	}
 	for (unsigned i = 0; i < req->n_args; i += 2) {
 		arg_pair(req, i, key, sizeof(key), val, sizeof(val));
 		if (!strcmp(key, "table")) {
 			if (!parse_table(val, &st->table, err, sizeof(err))) {
-				send_end(out, req->req, PS_E_ARGS, err);
+				ctl_send_end(out, req->req, PS_E_ARGS, err);
 				return ctl_stream_free(st);
 			}
 			st->have_table = true;
 		} else if (!strcmp(key, "family") && (!strcmp(val, "4") || !strcmp(val, "6"))) {
 			st->family = val[0] == '4' ? PS_FAM_V4 : PS_FAM_V6;
-		} else if (!strcmp(key, "format") && (!strcmp(val, "text") || !strcmp(val, "json"))) {
-			st->json = !strcmp(val, "json");
+		} else if (!strcmp(key, "format") &&
+		    (!strcmp(val, "text") || !strcmp(val, "json") || !strcmp(val, "binary"))) {
+			st->fmt = val[0] == 't' ? FMT_TEXT : val[0] == 'j' ? FMT_JSON : FMT_BINARY;
 		} else {
-			send_end(out, req->req, PS_E_ARGS, "dump takes table N, family 4|6, format text|json");
+			ctl_send_end(out, req->req, PS_E_ARGS,
+			    "dump takes table N, family 4|6, format text|json|binary");
 			return ctl_stream_free(st);
 		}
 	}
 	if (ctl_stream_more(st, out))
 		return NULL;
+	return st;
+}
+
+/* The table N of a request's only pair "table N" (optional): 0 when absent, -1 on error (answered). */
+static int64_t
+table_arg(struct ps_buf *out, const struct ps_ctl_request *req, const char *cmd)
+{
+	char key[16], val[48], text[160];
+	uint32_t id;
+
+	if (!req->n_args)
+		return 0;
+	if (req->n_args != 2 || req->args[0].len != 5 || memcmp(req->args[0].ptr, "table", 5)) {
+		snprintf(text, sizeof(text), "usage: %s [table N]", cmd);
+		ctl_send_end(out, req->req, PS_E_ARGS, text);
+		return -1;
+	}
+	arg_pair(req, 0, key, sizeof(key), val, sizeof(val));
+	if (!parse_table(val, &id, text, sizeof(text))) {
+		ctl_send_end(out, req->req, PS_E_ARGS, text);
+		return -1;
+	}
+	return id;
+}
+
+/* diff [table N] and watch [table N]: streams fed by the engine's events. */
+static struct ctl_stream *
+watch_start(struct ps_buf *out, const struct ps_ctl_request *req, void *session, bool diff)
+{
+	int64_t table = table_arg(out, req, diff ? "diff" : "watch");
+	struct ctl_stream *st;
+	char err[160];
+	bool json = req->flags & PS_CTL_JSON;
+
+	if (table < 0)
+		return NULL;
+	if (!(st = calloc(1, sizeof(*st)))) {
+		ctl_send_end(out, req->req, PS_E_INTERNAL, "out of memory");
+		return NULL;
+	}
+	st->req = req->req;
+	st->w = diff ? diff_open(session, req->req, json, (uint32_t)table, err, sizeof(err))
+		     : watch_open(session, req->req, json, (uint32_t)table);
+	if (!st->w) {
+		ctl_send_end(out, req->req, diff ? PS_E_ARGS : PS_E_INTERNAL, diff ? err : "out of memory");
+		return ctl_stream_free(st);
+	}
+	if (!diff) {
+		char text[96];
+		if (table)
+			snprintf(text, sizeof(text), "# watching table %u; interrupt to stop\n", (unsigned)table);
+		else
+			snprintf(text, sizeof(text), "# watching every table of fibd's; interrupt to stop\n");
+		if (!json)
+			ctl_send_chunk(out, req->req, text, strlen(text));
+	}
 	return st;
 }
 
@@ -890,88 +963,268 @@ dump_start(struct ps_buf *out, const struct ps_ctl_request *req)
 static void
 resync(struct ps_buf *out, const struct ps_ctl_request *req)
 {
-	char text[128], key[16], val[48];
-	uint32_t id;
+	int64_t id = table_arg(out, req, "resync");
+	char text[128];
 	unsigned n = 0;
 
-	if (!req->n_args) {
+	if (id < 0)
+		return;
+	if (!id) {
 		sync_rescan_all();
-		send_end(out, req->req, PS_E_OK, "a rescan of every table is under way");
-		return;
-	}
-	if (req->n_args != 2 || req->args[0].len != 5 || memcmp(req->args[0].ptr, "table", 5)) {
-		send_end(out, req->req, PS_E_ARGS, "usage: resync [table N]");
-		return;
-	}
-	arg_pair(req, 0, key, sizeof(key), val, sizeof(val));
-	if (!parse_table(val, &id, text, sizeof(text))) {
-		send_end(out, req->req, PS_E_ARGS, text);
+		ctl_send_end(out, req->req, PS_E_OK, "a rescan of every table is under way");
 		return;
 	}
 	for (int i = 0; i < 2; i++) {
-		struct rtable *t = table_get(id, i ? PS_FAM_V6 : PS_FAM_V4, false);
+		struct rtable *t = table_get((uint32_t)id, i ? PS_FAM_V6 : PS_FAM_V4, false);
 		if (t && sync_rescan_table(t))
 			n++;
 	}
 	if (n)
-		snprintf(text, sizeof(text), "a rescan of table %u is under way", id);
+		snprintf(text, sizeof(text), "a rescan of table %u is under way", (unsigned)id);
 	else
-		snprintf(text, sizeof(text), "fibd has not scanned table %u yet: nothing to rescan", id);
-	send_end(out, req->req, n ? PS_E_OK : PS_E_ARGS, text);
+		snprintf(text, sizeof(text), "fibd has not scanned table %u yet: nothing to rescan",
+		    (unsigned)id);
+	ctl_send_end(out, req->req, n ? PS_E_OK : PS_E_ARGS, text);
+}
+
+/* Couple or decouple one table (both of its families). */
+static void
+set_coupled(struct rtable *t, bool coupled)
+{
+	if (t->decoupled == !coupled)
+		return;
+	t->decoupled = !coupled;
+	log_info("ctl: table %u %s %s", t->id, t->family == PS_FAM_V4 ? "inet" : "inet6",
+	    coupled ? "coupled: reconciling it with what clients want"
+		    : "decoupled: fibd leaves it alone until couple");
+	if (!coupled)
+		return;
+	nl_release_held(t);
+	sync_rescan_table(t); /* the kernel may have changed meanwhile: repair what differs */
+}
+
+/*
+ * couple [table N], decouple [table N]: decouple stops every write to the
+ * table (route changes are still taken and wait); couple writes what waited
+ * and rescans the table to repair what differs. Without N: every table,
+ * including those made later (decouple) or from now on (couple). Kept in the
+ * state file, so a restarted fibd stays away from a decoupled table.
+ */
+static void
+couple(struct ps_buf *out, const struct ps_ctl_request *req, bool coupled)
+{
+	int64_t id = table_arg(out, req, coupled ? "couple" : "decouple");
+	char text[160];
+	unsigned n = 0;
+
+	if (id < 0)
+		return;
+	if (!id)
+		table_decouple_new = !coupled;
+	for (int i = 0; i < 2; i++) {
+		struct rtable *t;
+		if (id && !(t = table_get((uint32_t)id, i ? PS_FAM_V6 : PS_FAM_V4, !coupled)))
+			continue;
+		if (id) {
+			set_coupled(t, coupled);
+			n++;
+			continue;
+		}
+		if (i)
+			break;
+		for (unsigned j = 0; j < table_count(); j++, n++)
+			set_coupled(table_at((uint16_t)j), coupled);
+	}
+	state_save();
+	if (id && !n)
+		snprintf(text, sizeof(text), "fibd does not manage table %u", (unsigned)id);
+	else if (id)
+		snprintf(text, sizeof(text), "table %u %s", (unsigned)id,
+		    coupled ? "coupled: fibd reconciles it now" : "decoupled: fibd leaves it alone");
+	else
+		snprintf(text, sizeof(text), "%s", coupled ? "every table coupled" :
+		    "every table decoupled, and tables fibd makes from now on");
+	ctl_send_end(out, req->req, id && !n ? PS_E_ARGS : PS_E_OK, text);
+}
+
+/* ---- clients, tables ---- */
+
+static void
+clients_text(struct text *t, bool json)
+{
+	struct owner_info oi;
+
+	if (json)
+		tprintf(t, "[");
+	else
+		tprintf(t, "%-24s %-22s %10s %10s %20s %s\n", "client", "state", "routes", "pending",
+		    "generation", "peer");
+	for (unsigned i = 0; feed_owner_at(i, &oi) == 0; i++) {
+		char state[48], peer[48] = "-";
+		if (oi.connected)
+			snprintf(state, sizeof(state), "%s", oi.in_feed ? "feeding" : "connected");
+		else if (oi.stale_left_s)
+			snprintf(state, sizeof(state), "stale, %llu s left",
+			    (unsigned long long)oi.stale_left_s);
+		else
+			snprintf(state, sizeof(state), "%s", oi.persist ? "persisting" : "disconnected");
+		if (oi.connected)
+			snprintf(peer, sizeof(peer), "uid %d pid %d", oi.uid, oi.pid);
+		if (!json) {
+			tprintf(t, "%-24s %-22s %10llu %10llu %20llu %s\n", oi.name, state,
+			    (unsigned long long)oi.routes, (unsigned long long)oi.pending,
+			    (unsigned long long)oi.generation, peer);
+			continue;
+		}
+		tprintf(t, "%s{\"name\":", i ? "," : "");
+		json_str(t, oi.name);
+		tprintf(t, ",\"state\":\"%s\",\"connected\":%s,\"routes\":%llu,\"pending\":%llu,"
+			   "\"generation\":%llu,\"feeding\":%s,\"persist\":%s,"
+			   "\"stale_left_s\":%llu,\"uid\":%d,\"pid\":%d}",
+		    state, oi.connected ? "true" : "false", (unsigned long long)oi.routes,
+		    (unsigned long long)oi.pending, (unsigned long long)oi.generation, oi.in_feed ? "true" : "false",
+		    oi.persist ? "true" : "false", (unsigned long long)oi.stale_left_s,
+		    oi.connected ? oi.uid : -1, oi.connected ? oi.pid : -1);
+	}
+	if (json)
+		tprintf(t, "]\n");
+}
+
+static const char *
+scan_state(const struct rtable *rt)
+{
+	if (rt->decoupled)
+		return "decoupled";
+	if (!sync_table_ready_now(rt) || !rt->scanned_at)
+		return "first scan";
+	return rt->scan_queued ? "rescan queued" : "in sync";
+}
+
+static void
+tables_text(struct text *t, bool json)
+{
+	int64_t now = (int64_t)time(NULL);
+
+	if (!json)
+		tprintf(t, "%-10s %-6s %-14s %10s %10s %10s %8s %8s %10s %9s %8s\n", "table", "family",
+		    "state", "desired", "installed", "pending", "failed", "waiting", "last dump",
+		    "its routes", "discards");
+	else
+		tprintf(t, "[");
+	for (unsigned i = 0; i < table_count(); i++) {
+		const struct rtable *rt = table_at((uint16_t)i);
+		char ago[32] = "never";
+		if (rt->scanned_at)
+			snprintf(ago, sizeof(ago), "%llds ago", (long long)(now - rt->scanned_at));
+		if (!json) {
+			tprintf(t, "%-10u %-6s %-14s %10llu %10llu %10llu %8llu %8llu %10s %9llu %8llu\n",
+			    rt->id, rt->family == PS_FAM_V4 ? "inet" : "inet6", scan_state(rt),
+			    (unsigned long long)rt->n_desired, (unsigned long long)rt->n_installed,
+			    (unsigned long long)rt->n_pending, (unsigned long long)rt->n_failed,
+			    (unsigned long long)rt->n_waiting, ago, (unsigned long long)rt->scan_routes,
+			    (unsigned long long)rt->scan_discards);
+			continue;
+		}
+		tprintf(t,
+		    "%s{\"table\":%u,\"family\":\"%s\",\"state\":\"%s\",\"decoupled\":%s,\"entries\":%llu,"
+		    "\"desired\":%llu,\"installed\":%llu,\"pending\":%llu,\"failed\":%llu,"
+		    "\"waiting\":%llu,\"last_dump\":%lld,\"last_dump_routes\":%llu,\"dumps_discarded\":%llu,"
+		    "\"changes_by_others\":%llu}",
+		    i ? "," : "", rt->id, rt->family == PS_FAM_V4 ? "inet" : "inet6", scan_state(rt),
+		    rt->decoupled ? "true" : "false", (unsigned long long)rt->n_routes,
+		    (unsigned long long)rt->n_desired, (unsigned long long)rt->n_installed,
+		    (unsigned long long)rt->n_pending, (unsigned long long)rt->n_failed,
+		    (unsigned long long)rt->n_waiting, (long long)rt->scanned_at,
+		    (unsigned long long)rt->scan_routes, (unsigned long long)rt->scan_discards,
+		    (unsigned long long)rt->changes);
+	}
+	if (json)
+		tprintf(t, "]\n");
+}
+
+/* ---- dispatch ---- */
+
+static const struct {
+	const char *name;
+	bool changes_state; /* only for root, fibd's user and the admin group */
+} commands[] = {
+	{ "status", false }, { "clients", false }, { "tables", false }, { "metrics", false },
+	{ "show-route", false }, { "dump", false }, { "diff", false }, { "watch", false },
+	{ "resync", true }, { "couple", true }, { "decouple", true },
+};
+
+bool
+ctl_changes_state(const char *cmd)
+{
+	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+		if (!strcmp(cmd, commands[i].name))
+			return commands[i].changes_state;
+	return false;
 }
 
 struct ctl_stream *
-ctl_handle(struct ps_buf *out, const struct ps_ctl_request *req)
+ctl_handle(struct ps_buf *out, const struct ps_ctl_request *req, void *session)
 {
 	struct text t = { 0 };
 	struct snap sn;
-	struct ps_msg m;
+	const char *cmd = req->cmd;
+	bool json = req->flags & PS_CTL_JSON;
+	size_t i;
 
-	if (!strcmp(req->cmd, "resync")) {
+	for (i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+		if (!strcmp(cmd, commands[i].name))
+			break;
+	if (i == sizeof(commands) / sizeof(commands[0])) {
+		char text[200];
+		snprintf(text, sizeof(text), "no command '%s' (known: status, clients, tables, metrics, "
+		    "show-route, dump, diff, watch, resync, couple, decouple)", cmd);
+		ctl_send_end(out, req->req, PS_E_UNKNOWN_CMD, text);
+		return NULL;
+	}
+	if (!strcmp(cmd, "resync")) {
 		resync(out, req);
 		return NULL;
 	}
-	if (!strcmp(req->cmd, "dump"))
-		return dump_start(out, req);
-	if (strcmp(req->cmd, "status") && strcmp(req->cmd, "metrics") && strcmp(req->cmd, "show-route")) {
-		char text[96];
-		snprintf(text, sizeof(text), "no command '%s' (known: status, metrics, show-route, resync)",
-		    req->cmd);
-		send_end(out, req->req, PS_E_UNKNOWN_CMD, text);
+	if (!strcmp(cmd, "couple") || !strcmp(cmd, "decouple")) {
+		couple(out, req, cmd[0] == 'c');
 		return NULL;
 	}
-	if (req->n_args && strcmp(req->cmd, "show-route")) {
-		send_end(out, req->req, PS_E_ARGS, "status and metrics take no arguments");
+	if (!strcmp(cmd, "dump"))
+		return dump_start(out, req);
+	if (!strcmp(cmd, "diff") || !strcmp(cmd, "watch"))
+		return watch_start(out, req, session, cmd[1] == 'i');
+	if (req->n_args && strcmp(cmd, "show-route")) {
+		char text[96];
+		snprintf(text, sizeof(text), "%s takes no arguments", cmd);
+		ctl_send_end(out, req->req, PS_E_ARGS, text);
 		return NULL;
 	}
 	snap_take(&sn);
-	if (!strcmp(req->cmd, "show-route")) {
+	if (!strcmp(cmd, "show-route")) {
 		char err[160];
-		if (show_route(&t, req, req->flags & PS_CTL_JSON, err, sizeof(err)) < 0) {
+		if (show_route(&t, req, json, err, sizeof(err)) < 0) {
 			free(t.p);
-			send_end(out, req->req, PS_E_ARGS, err);
+			ctl_send_end(out, req->req, PS_E_ARGS, err);
 			return NULL;
 		}
-	} else if (!strcmp(req->cmd, "metrics"))
+	} else if (!strcmp(cmd, "metrics"))
 		metrics_text(&t, &sn);
-	else if (req->flags & PS_CTL_JSON)
+	else if (!strcmp(cmd, "clients"))
+		clients_text(&t, json);
+	else if (!strcmp(cmd, "tables"))
+		tables_text(&t, json);
+	else if (json)
 		status_json(&t, &sn);
 	else
 		status_text(&t, &sn);
 	if (t.failed) {
 		free(t.p);
-		send_end(out, req->req, PS_E_INTERNAL, "out of memory");
+		ctl_send_end(out, req->req, PS_E_INTERNAL, "out of memory");
 		return NULL;
 	}
-	for (size_t off = 0; off < t.len; off += PS_CHUNK_MAX) {
-		size_t n = t.len - off < PS_CHUNK_MAX ? t.len - off : PS_CHUNK_MAX;
-		m.type = PS_CTL_CHUNK;
-		m.u.ctl_chunk.req = req->req;
-		m.u.ctl_chunk.data.ptr = t.p + off;
-		m.u.ctl_chunk.data.len = (uint32_t)n;
-		ps_enc_msg(out, &m, NULL);
-	}
+	for (size_t off = 0; off < t.len; off += PS_CHUNK_MAX)
+		ctl_send_chunk(out, req->req, t.p + off, t.len - off < PS_CHUNK_MAX ? t.len - off : PS_CHUNK_MAX);
 	free(t.p);
-	send_end(out, req->req, PS_E_OK, NULL);
+	ctl_send_end(out, req->req, PS_E_OK, NULL);
 	return NULL;
 }

@@ -8,6 +8,7 @@
 #include <proto-shim/enc.h>
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 /* ctl_set_info - what status reports about the daemon: its start (monotonic ns), protocol. */
@@ -21,7 +22,14 @@ struct ctl_stream;
  * ctl_stream_more when out has room again, so that fibd's memory stays flat
  * whatever the table's size, paced by the reader. NULL for other answers.
  */
-struct ctl_stream *ctl_handle(struct ps_buf *out, const struct ps_ctl_request *req);
+struct ctl_stream *ctl_handle(struct ps_buf *out, const struct ps_ctl_request *req, void *session);
+
+/* ctl_changes_state - whether a command changes fibd's state (resync, couple, decouple). */
+bool ctl_changes_state(const char *cmd);
+
+/* A CTL_CHUNK and a CTL_END of request req into out. */
+void ctl_send_chunk(struct ps_buf *out, uint32_t req, const void *data, size_t len);
+void ctl_send_end(struct ps_buf *out, uint32_t req, int code, const char *text);
 
 /* ctl_stream_more - the next part into out; true when the answer ended (st is freed). */
 bool ctl_stream_more(struct ctl_stream *st, struct ps_buf *out);

@@ -20,10 +20,12 @@
  * (removal pending) can be taken over.
  */
 #include <errno.h>
+#include <grp.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
@@ -38,6 +40,7 @@
 #include "nl.h"
 #include "state.h"
 #include "sync.h"
+#include "watch.h"
 
 #define OWNERS_MAX 1024
 
@@ -85,6 +88,10 @@ struct session {
 	bool ping_wait;
 	uint64_t ping_token;
 	bool owner_known; /* fibd knew the client name before this session */
+	enum access access; /* what the peer's credentials allow */
+	uid_t uid;          /* the peer's, from SO_PEERCRED */
+	pid_t pid;
+	uint64_t write_since; /* uv_now() ms when the write under way began */
 	bool busy; /* input left undecoded when the decode budget ran out */
 	struct session *busy_next;
 	bool flush_pending; /* on the list flushed once per loop iteration */
@@ -119,6 +126,8 @@ static struct {
 	void (*repair_done)(void);
 	uv_idle_t repairer;
 	struct feed_stats st;
+	struct feed_access access;
+	uv_timer_t stall_tick;  /* closes control sessions whose reader stalled */
 } fd;
 
 static void session_flush(struct session *s);
@@ -260,6 +269,8 @@ feed_on_flush(uv_check_t *h)
 static void
 route_write(struct owner *o, struct route *r)
 {
+	if (watch_open_count)
+		watch_route(r->want ? WE_DESIRED : WE_WITHDRAWN, r, o->name, 0, NULL);
 	nl_enqueue(r);
 	if (!(r->flags & R_PENDING) && (r->flags & (R_QUEUED | R_INFLIGHT))) {
 		r->flags |= R_PENDING;
@@ -286,7 +297,10 @@ feed_route_done(struct route *r, int err, const char *text)
 {
 	struct owner *o = r->owner != OWNER_NONE ? fd.owners[r->owner] : NULL;
 	struct session *s = o ? o->session : NULL;
-	(void)text;
+
+	if (watch_open_count && err >= 0)
+		watch_route(err ? WE_FAILED : r->want ? WE_INSTALLED : WE_REMOVED, r, o ? o->name : NULL,
+		    err, text);
 
 	if (o && (r->flags & R_PENDING) && !(r->flags & (R_QUEUED | R_INFLIGHT))) {
 		r->flags &= (uint8_t)~R_PENDING;
@@ -457,6 +471,12 @@ feed_on_repair(uv_idle_t *h)
 		for (; o->repair && budget; budget--) {
 			struct route *r = o->repair;
 			o->repair = r->onext;
+			if (t->diffing && r->rt == t->idx && r->want) {
+				if (r->flags & (R_FAILED | R_WAITING))
+					watch_diff(t, DIFF_FAILED, r, NULL);
+				else if (r->seen != t->epoch)
+					watch_diff(t, DIFF_MISSING, r, NULL);
+			}
 			if (r->rt != t->idx || !r->want || !r->have || r->seen == t->epoch ||
 			    (r->flags & (R_QUEUED | R_INFLIGHT)))
 				continue;
@@ -581,8 +601,10 @@ session_flush(struct session *s)
 		s->out.len = 0;
 		b = uv_buf_init((char *)s->wbuf.data, (unsigned)s->wbuf.len);
 		s->wreq.data = s;
-		if (uv_write(&s->wreq, (uv_stream_t *)&s->pipe, &b, 1, session_on_written) == 0)
+		if (uv_write(&s->wreq, (uv_stream_t *)&s->pipe, &b, 1, session_on_written) == 0) {
 			s->writing = true;
+			s->write_since = uv_now(fd.loop);
+		}
 		else
 			s->state = S_CLOSING;
 	}
@@ -795,6 +817,106 @@ feed_learn(const struct ps_route *r)
 	}
 }
 
+/* ---- access ---- */
+
+static bool
+in_group(gid_t g, gid_t gid, const gid_t *groups, size_t n)
+{
+	if (gid == g)
+		return true;
+	for (size_t i = 0; i < n; i++)
+		if (groups[i] == g)
+			return true;
+	return false;
+}
+
+enum access
+access_of(uid_t uid, gid_t gid, const gid_t *groups, size_t n_groups, uid_t self,
+    const struct feed_access *a)
+{
+	if (uid == 0 || uid == self || (a->admin_set && in_group(a->admin_gid, gid, groups, n_groups)))
+		return ACCESS_ADMIN;
+	if (a->read_set && in_group(a->read_gid, gid, groups, n_groups))
+		return ACCESS_READ;
+	return ACCESS_NONE;
+}
+
+/* A group's name for messages, or its number. */
+static const char *
+group_name(gid_t g, char *buf, size_t len)
+{
+	struct group *gr = getgrgid(g);
+
+	if (gr)
+		snprintf(buf, len, "%s", gr->gr_name);
+	else
+		snprintf(buf, len, "%u", (unsigned)g);
+	return buf;
+}
+
+/* Who may do what, for a refusal: "root or group G", and so on. */
+static void
+who_may(bool admin, char *buf, size_t len)
+{
+	char g1[64], g2[64];
+	const struct feed_access *a = &fd.access;
+
+	if (admin || !a->read_set)
+		snprintf(buf, len, "root, fibd's user%s%s", a->admin_set ? " or members of group " : "",
+		    a->admin_set ? group_name(a->admin_gid, g1, sizeof(g1)) : "");
+	else
+		snprintf(buf, len, "root, fibd's user or members of group%s %s%s%s",
+		    a->admin_set ? "s" : "", group_name(a->read_gid, g1, sizeof(g1)),
+		    a->admin_set ? " and " : "", a->admin_set ? group_name(a->admin_gid, g2, sizeof(g2)) : "");
+}
+
+/* The peer's credentials, read once per connection. */
+static void
+peer_credentials(struct session *s)
+{
+	struct ucred cr;
+	socklen_t len = sizeof(cr);
+	gid_t some[64], *groups = some;
+	socklen_t glen = sizeof(some);
+	uv_os_fd_t sock;
+	size_t n = 0;
+
+	s->access = ACCESS_NONE;
+	s->uid = (uid_t)-1;
+	if (uv_fileno((uv_handle_t *)&s->pipe, &sock) < 0 ||
+	    getsockopt(sock, SOL_SOCKET, SO_PEERCRED, &cr, &len) < 0)
+		return;
+	s->uid = cr.uid;
+	s->pid = cr.pid;
+#ifndef SO_PEERGROUPS
+#define SO_PEERGROUPS 59
+#endif
+	if (getsockopt(sock, SOL_SOCKET, SO_PEERGROUPS, groups, &glen) < 0 && errno == ERANGE &&
+	    (groups = malloc(glen)) && getsockopt(sock, SOL_SOCKET, SO_PEERGROUPS, groups, &glen) < 0)
+		glen = 0;
+	if (groups)
+		n = glen / sizeof(gid_t);
+	else
+		groups = some;
+	s->access = access_of(cr.uid, cr.gid, groups, n, geteuid(), &fd.access);
+	if (groups != some)
+		free(groups);
+}
+
+void
+feed_wake(void *session)
+{
+	session_want_flush(session);
+}
+
+void
+feed_set_access(const struct feed_access *a)
+{
+	fd.access = *a;
+	if (fd.listening)
+		chmod(fd.path, a->read_set || a->admin_set ? 0666 : 0660);
+}
+
 static void
 on_hello(struct session *s, const struct ps_hello *h)
 {
@@ -802,6 +924,14 @@ on_hello(struct session *s, const struct ps_hello *h)
 	unsigned v = ps_version_pick(h);
 
 	snprintf(s->name, sizeof(s->name), "%s", h->name);
+	if (s->access == ACCESS_NONE || (h->role == PS_ROLE_FEED && s->access != ACCESS_ADMIN)) {
+		char who[200];
+		who_may(h->role == PS_ROLE_FEED, who, sizeof(who));
+		session_fail(s, PS_E_DENIED, "", "uid %d (pid %d) may not %s: only %s",
+		    s->uid == (uid_t)-1 ? -1 : (int)s->uid, (int)s->pid,
+		    h->role == PS_ROLE_FEED ? "feed routes" : "use fibd", who);
+		return;
+	}
 	if (!v) {
 		session_fail(s, PS_E_VERSION, "versions", "fibd speaks protocol versions %d..%d",
 		    PS_VERSION_MIN, PS_VERSION_MAX);
@@ -861,6 +991,20 @@ on_hello(struct session *s, const struct ps_hello *h)
 		learners_change(s, +1);
 }
 
+/* A control answer that is only its end: a refusal. */
+static void
+ctl_end(struct session *s, uint32_t req, int code, const char *text)
+{
+	struct ps_msg end;
+
+	memset(&end, 0, sizeof(end));
+	end.type = PS_CTL_END;
+	end.u.ctl_end.req = req;
+	end.u.ctl_end.code = (uint16_t)code;
+	end.u.ctl_end.text = ps_str_from(text);
+	ps_enc_msg(&s->out, &end, NULL);
+}
+
 static void
 handle(struct session *s, const struct ps_msg *m)
 {
@@ -902,16 +1046,20 @@ handle(struct session *s, const struct ps_msg *m)
 			break;
 		if (s->stream) {
 			/* One streamed answer at a time: the next request waits for no one. */
-			struct ps_msg end;
-			memset(&end, 0, sizeof(end));
-			end.type = PS_CTL_END;
-			end.u.ctl_end.req = m->u.ctl_request.req;
-			end.u.ctl_end.code = PS_E_LIMIT;
-			end.u.ctl_end.text = ps_str_from("a dump is still under way on this session");
-			ps_enc_msg(&s->out, &end, NULL);
+			ctl_end(s, m->u.ctl_request.req, PS_E_LIMIT,
+			    "a dump, diff or watch is still under way on this session");
 			return;
 		}
-		s->stream = ctl_handle(&s->out, &m->u.ctl_request);
+		if (s->access != ACCESS_ADMIN && ctl_changes_state(m->u.ctl_request.cmd)) {
+			char who[200], text[320];
+			who_may(true, who, sizeof(who));
+			snprintf(text, sizeof(text), "%s changes fibd's state: only %s may", m->u.ctl_request.cmd,
+			    who);
+			log_warn("ctl: refused to uid %d (pid %d): %s", (int)s->uid, (int)s->pid, text);
+			ctl_end(s, m->u.ctl_request.req, PS_E_DENIED, text);
+			return;
+		}
+		s->stream = ctl_handle(&s->out, &m->u.ctl_request, s);
 		return;
 	case PS_ROUTE:
 	case PS_WITHDRAW:
@@ -1130,6 +1278,7 @@ feed_on_connect(uv_stream_t *server, int status)
 		return;
 	}
 	fd.st.sessions_accepted++;
+	peer_credentials(s);
 	s->next = fd.sessions;
 	fd.sessions = s;
 	fd.n_sessions++;
@@ -1139,6 +1288,31 @@ feed_on_connect(uv_stream_t *server, int status)
 	}
 	uv_read_start((uv_stream_t *)&s->pipe, session_on_alloc, session_on_read);
 	s->reading = true;
+}
+
+/*
+ * A control session whose reader has not taken a write for the control timeout
+ * is closed: a stalled dump or watch costs fibd its buffer that long, no more.
+ * Feed sessions are left alone: a stalled BIRD is not to be cut off from its routes.
+ */
+static void
+feed_on_stall_tick(uv_timer_t *t)
+{
+	uint64_t now = uv_now(fd.loop);
+	uint64_t limit = 1000ull * (fd.access.control_timeout_s ? fd.access.control_timeout_s
+								: FEED_CONTROL_TIMEOUT_S);
+	struct session *s, *next;
+	(void)t;
+
+	for (s = fd.sessions; s; s = next) {
+		next = s->next;
+		if (s->state != S_CONTROL || !s->writing || now - s->write_since < limit)
+			continue;
+		log_warn("ctl %s: uid %d (pid %d) has read nothing for %llu s; closing its session",
+		    s->name, (int)s->uid, (int)s->pid, (unsigned long long)(now - s->write_since) / 1000);
+		fd.st.sessions_stalled++;
+		session_close(s);
+	}
 }
 
 /* ---- listening ---- */
@@ -1177,6 +1351,9 @@ feed_init(uv_loop_t *loop, const struct feed_config *cfg)
 	uv_check_init(loop, &fd.flusher);
 	uv_timer_init(loop, &fd.stale_tick);
 	uv_idle_init(loop, &fd.repairer);
+	uv_timer_init(loop, &fd.stall_tick);
+	uv_timer_start(&fd.stall_tick, feed_on_stall_tick, 1000, 1000);
+	uv_unref((uv_handle_t *)&fd.stall_tick);
 	uv_pipe_init(loop, &fd.listener, 0);
 	r = uv_pipe_bind(&fd.listener, fd.path);
 	if (r == UV_EADDRINUSE) {
@@ -1195,8 +1372,8 @@ feed_init(uv_loop_t *loop, const struct feed_config *cfg)
 		uv_close((uv_handle_t *)&fd.listener, NULL);
 		return r;
 	}
-	chmod(fd.path, 0660);
 	fd.listening = true;
+	feed_set_access(&fd.access);
 	log_info("feed: listening on %s", fd.path);
 	return 0;
 }
@@ -1226,6 +1403,8 @@ feed_close(void)
 		uv_close((uv_handle_t *)&fd.stale_tick, NULL);
 	if (!uv_is_closing((uv_handle_t *)&fd.repairer))
 		uv_close((uv_handle_t *)&fd.repairer, NULL);
+	if (!uv_is_closing((uv_handle_t *)&fd.stall_tick))
+		uv_close((uv_handle_t *)&fd.stall_tick, NULL);
 }
 
 unsigned
@@ -1260,6 +1439,8 @@ feed_owner_at(unsigned i, struct owner_info *ret)
 		ret->generation = o->generation;
 		ret->in_feed = o->in_feed;
 		ret->persist = o->persist;
+		ret->uid = o->session ? (int)o->session->uid : -1;
+		ret->pid = o->session ? (int)o->session->pid : -1;
 		ret->stale_left_s = o->stale_until > uv_now(fd.loop)
 		    ? (o->stale_until - uv_now(fd.loop) + 999) / 1000
 		    : 0;

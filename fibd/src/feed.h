@@ -7,7 +7,9 @@
 #ifndef FIBD_FEED_H
 #define FIBD_FEED_H
 
+#include <stdbool.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include <uv.h>
 
@@ -24,6 +26,7 @@
 #define FEED_DECODE_NS 2000000u    /* decoding per callback */
 #define FEED_LEARN_OUT_MAX (64u << 20) /* LEARN bytes a session may leave unread */
 #define FEED_STREAM_LOW (64u << 10)   /* a streamed answer's next part waits for this little unsent */
+#define FEED_CONTROL_TIMEOUT_S 60     /* a control session whose reader stalls this long is closed */
 
 struct feed_config {
 	const char *socket_path;
@@ -41,7 +44,38 @@ struct owner_info {
 	int in_feed;
 	int persist;
 	uint64_t stale_left_s; /* disconnected within its stale time: seconds left, else 0 */
+	int uid, pid;          /* its session's peer, when connected */
 };
+
+/*
+ * What a peer may do, from its credentials (SO_PEERCRED, SO_PEERGROUPS): read
+ * (status, show, dump, diff, metrics, watch) or also change state (feed,
+ * resync, couple, decouple).
+ */
+enum access { ACCESS_NONE, ACCESS_READ, ACCESS_ADMIN };
+
+struct feed_access {
+	bool read_set, admin_set;
+	gid_t read_gid;  /* members may read */
+	gid_t admin_gid; /* members may do everything */
+	uint32_t control_timeout_s; /* 0: FEED_CONTROL_TIMEOUT_S */
+};
+
+/*
+ * access_of - root and fibd's own user may do everything, members of the admin
+ * group too (its id as the peer's group or one of its supplementary groups),
+ * members of the read group may read; nobody else may do anything.
+ */
+enum access access_of(uid_t uid, gid_t gid, const gid_t *groups, size_t n_groups, uid_t self,
+    const struct feed_access *a);
+
+/*
+ * feed_set_access - the groups and the control timeout, at start and on a
+ * reload; sessions already open keep what they were allowed. With a group set,
+ * the socket is open to every local user (mode 0666) and fibd decides per peer;
+ * without, it is 0660: fibd's user and group only.
+ */
+void feed_set_access(const struct feed_access *a);
 
 /* feed_init - listen on the socket. Returns 0 or -errno (message logged). */
 int feed_init(uv_loop_t *loop, const struct feed_config *cfg);
@@ -54,6 +88,9 @@ void feed_close(void);
  * fibd installed and the rescan did not see. Bounded steps; done() at the end.
  */
 void feed_repair(struct rtable *t, void (*done)(void));
+
+/* feed_wake - a session's streamed answer has more to send (ctl: a watch event, a diff). */
+void feed_wake(void *session);
 
 /* feed_learn - a LEARN message (r->learn_op, r->key.table) to the sessions learning its table. */
 void feed_learn(const struct ps_route *r);
@@ -72,6 +109,7 @@ int feed_owner_at(unsigned i, struct owner_info *ret);
 struct feed_stats {
 	uint64_t sessions_accepted;
 	uint64_t sessions_failed;   /* closed after a protocol error */
+	uint64_t sessions_stalled;  /* control sessions closed: their reader stalled */
 	uint64_t msgs_in;
 	uint64_t routes_in;
 	uint64_t withdraws_in;

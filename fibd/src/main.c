@@ -119,7 +119,7 @@ flush_route(struct route *r, void *ctx)
 static void
 main_on_flush_wait(uv_timer_t *t)
 {
-	uint64_t left = nl_pending();
+	uint64_t left = nl_pending() - nl_held(); /* a decoupled table's wait, and stay */
 
 	if (left && uv_now(&m.loop) < m.flush_deadline)
 		return;
@@ -145,11 +145,27 @@ flush_then_stop(void)
 	feed_close();
 	sync_close();
 	for (unsigned i = 0; i < table_count(); i++)
-		table_walk(table_at((uint16_t)i), NULL, 0, flush_route, &n);
+		if (!table_at((uint16_t)i)->decoupled) /* fibd leaves those alone */
+			table_walk(table_at((uint16_t)i), NULL, 0, flush_route, &n);
 	log_info("stopping; flush_on_exit: withdrawing %llu routes of fibd's first",
 	    (unsigned long long)n);
 	m.flush_deadline = uv_now(&m.loop) + FLUSH_WAIT_MS;
 	uv_timer_start(&m.flush_wait, main_on_flush_wait, 0, FLUSH_POLL_MS);
+}
+
+/* Who may use the socket: the groups of the configuration. */
+static void
+main_set_access(void)
+{
+	struct feed_access a = {
+		.read_set = m.conf.read_gid >= 0,
+		.admin_set = m.conf.admin_gid >= 0,
+		.read_gid = (gid_t)m.conf.read_gid,
+		.admin_gid = (gid_t)m.conf.admin_gid,
+		.control_timeout_s = m.conf.control_timeout,
+	};
+
+	feed_set_access(&a);
 }
 
 static void
@@ -180,6 +196,10 @@ main_on_signal(uv_signal_t *h, int signum)
 			else
 				m.conf.monitor_buffer = c.monitor_buffer;
 		}
+		m.conf.read_gid = c.read_gid;
+		m.conf.admin_gid = c.admin_gid;
+		m.conf.control_timeout = c.control_timeout;
+		main_set_access();
 		log_set_level(c.log_level);
 		log_info("configuration reloaded from %s", m.conf_path);
 		return;
@@ -205,13 +225,19 @@ main_on_slab_tick(uv_timer_t *t)
 }
 
 static void
-main_scan_table(uint32_t id, uint8_t family, void *ctx)
+main_scan_table(uint32_t id, uint8_t family, bool decoupled, void *ctx)
 {
 	struct rtable *t = table_get(id, family, true);
 	(void)ctx;
 
-	if (t)
-		sync_table_ready(t);
+	if (!t)
+		return;
+	if (decoupled) {
+		t->decoupled = true;
+		log_info("table %u %s stays decoupled, as before the restart (fibctl couple to end it)",
+		    id, family == PS_FAM_V4 ? "inet" : "inet6");
+	}
+	sync_table_ready(t);
 }
 
 /*
@@ -341,6 +367,7 @@ main(int argc, char **argv)
 	m.feed.protocol = m.conf.protocol;
 	m.feed.server_id = m.server_id;
 	m.feed.boot_epoch = (uint64_t)time(NULL);
+	main_set_access();
 	if (feed_init(&m.loop, &m.feed) < 0)
 		return 1;
 	ctl_set_info(uv_hrtime(), m.conf.protocol);

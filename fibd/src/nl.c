@@ -45,6 +45,7 @@
 #include "log.h"
 #include "nl.h"
 #include "sync.h"
+#include "watch.h"
 
 #define NL_RCVBUF (32 * 1024 * 1024)
 #define NL_TEXT_INTERN_MAX 255 /* a route keeps an 8-bit index */
@@ -90,7 +91,8 @@ static struct {
 	uint32_t seq;
 	struct route *qhead, *qtail;
 	uint64_t queued;              /* on the queue or held */
-	struct route *hhead, *htail;  /* held until their table's first scan is done */
+	struct route *hhead, *htail;  /* held until their table's first scan is done, or couple */
+	uint64_t held;
 	struct inflight ring[NL_WINDOW_MAX];
 	uint32_t ring_head, ring_n;
 	_Alignas(8) char batch[NL_BATCH_BYTES + 8192];
@@ -266,13 +268,14 @@ nl_route_changed(struct route *r, struct rattr *now)
 	nl_enqueue(r);
 }
 
-/* Hold a route until its table's first scan is done; it counts as queued. */
+/* Hold a route until its table's first scan is done, or until couple; it counts as queued. */
 static void
 hold(struct route *r)
 {
 	r->flags |= R_QUEUED;
 	pending_update(r, (uint8_t)(r->flags & ~R_QUEUED));
 	nl.queued++;
+	nl.held++;
 	fifo_append(&nl.hhead, &nl.htail, r);
 }
 
@@ -289,6 +292,7 @@ nl_release_held(struct rtable *t)
 			continue;
 		}
 		*link = r->qnext;
+		nl.held--;
 		if (nl.htail == r)
 			nl.htail = prev;
 		fifo_append(&nl.qhead, &nl.qtail, r);
@@ -313,6 +317,12 @@ uint64_t
 nl_pending(void)
 {
 	return nl.queued + nl.ring_n;
+}
+
+uint64_t
+nl_held(void)
+{
+	return nl.held;
 }
 
 static void
@@ -793,6 +803,10 @@ nl_on_kick(uv_idle_t *h)
 				finish(r, -1, NULL); /* nothing to write after all */
 				continue;
 			}
+			if (table_at(r->rt)->decoupled) {
+				hold(r); /* decoupled: fibd leaves the table alone until couple */
+				continue;
+			}
 			if (!sync_table_ready(table_at(r->rt))) {
 				hold(r); /* no blind first write: the table's scan comes first */
 				continue;
@@ -1081,6 +1095,9 @@ mon_route(const struct nlmsghdr *nlh)
 	t->changes++;
 	if (t->learners)
 		learn_notify(t, nlh);
+	if (watch_open_count)
+		watch_kernel(nlh->nlmsg_type == RTM_DELROUTE ? WE_KERNEL_DEL : WE_KERNEL_ADD, t, &prefix,
+		    rtm->rtm_dst_len, rtm->rtm_tos, metric, rtm->rtm_protocol);
 	if ((nlh->nlmsg_type == RTM_DELROUTE) != (rtm->rtm_protocol == nl.protocol))
 		return; /* our own adds and others' deletes say nothing about our routes */
 	if (!(r = table_lookup(t, &prefix, rtm->rtm_dst_len, rtm->rtm_tos, metric)))

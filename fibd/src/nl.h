@@ -117,8 +117,11 @@ uint64_t nl_monitor_catch_up(void);
 /* nl_release_held - a table's first scan is done: write what waited for it. */
 void nl_release_held(struct rtable *t);
 
-/* nl_pending - routes queued or in flight. */
+/* nl_pending - routes queued or in flight (held ones included). */
 uint64_t nl_pending(void);
+
+/* nl_held - routes held for their table's first scan, or because it is decoupled. */
+uint64_t nl_held(void);
 
 void nl_get_stats(struct nl_stats *ret);
 

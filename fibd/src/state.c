@@ -22,9 +22,10 @@ state_init(const char *p)
 }
 
 int
-state_load(void (*cb)(uint32_t table, uint8_t family, void *ctx), void *ctx)
+state_load(void (*cb)(uint32_t table, uint8_t family, bool decoupled, void *ctx), void *ctx)
 {
-	char line[128], fam[16];
+	char line[128], fam[16], flag[16];
+	int n;
 	unsigned long id;
 	unsigned lineno = 0;
 	FILE *f;
@@ -37,12 +38,14 @@ state_load(void (*cb)(uint32_t table, uint8_t family, void *ctx), void *ctx)
 		lineno++;
 		if (line[0] == '#' || line[0] == '\n')
 			continue;
-		if (sscanf(line, "table %lu %15s", &id, fam) != 2 || id == 0 || id > UINT32_MAX ||
-		    (strcmp(fam, "inet") && strcmp(fam, "inet6"))) {
-			log_warn("state %s: line %u is not 'table ID inet|inet6'; ignored", path, lineno);
+		n = sscanf(line, "table %lu %15s %15s", &id, fam, flag);
+		if (n < 2 || id == 0 || id > UINT32_MAX || (strcmp(fam, "inet") && strcmp(fam, "inet6")) ||
+		    (n == 3 && strcmp(flag, "decoupled"))) {
+			log_warn("state %s: line %u is not 'table ID inet|inet6 [decoupled]'; ignored", path,
+			    lineno);
 			continue;
 		}
-		cb((uint32_t)id, strcmp(fam, "inet") ? PS_FAM_V6 : PS_FAM_V4, ctx);
+		cb((uint32_t)id, strcmp(fam, "inet") ? PS_FAM_V6 : PS_FAM_V4, n == 3, ctx);
 	}
 	fclose(f);
 	return 0;
@@ -66,7 +69,8 @@ state_save(void)
 	fprintf(f, "# tables fibd manages; read at start to scan them before clients return\n");
 	for (unsigned i = 0; i < table_count(); i++) {
 		struct rtable *t = table_at((uint16_t)i);
-		fprintf(f, "table %u %s\n", t->id, t->family == PS_FAM_V4 ? "inet" : "inet6");
+		fprintf(f, "table %u %s%s\n", t->id, t->family == PS_FAM_V4 ? "inet" : "inet6",
+		    t->decoupled ? " decoupled" : "");
 	}
 	if (fflush(f) || fsync(fileno(f)) || fclose(f)) {
 		log_warn_errno(errno, "state: cannot write %s", tmp);

@@ -28,6 +28,7 @@
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <libmnl/libmnl.h>
 #include <linux/rtnetlink.h>
@@ -38,6 +39,7 @@
 #include "feed.h"
 #include "nl.h"
 #include "sync.h"
+#include "watch.h"
 
 enum { SCAN_NONE, SCAN_QUEUED, SCAN_RUNNING, SCAN_DONE };
 
@@ -528,6 +530,7 @@ sync_on_prune_timer(uv_timer_t *h)
 }
 
 static void job_done(void);
+static void rescan_done(void);
 
 /* Release the attributes of collected keys from i on (a discarded dump, a failure). */
 static void
@@ -560,6 +563,12 @@ sync_on_apply(uv_idle_t *h)
 			drop_attrs(sy.apply_at);
 			sy.apply_at = sy.n_keys;
 			break;
+		}
+		if (t->diffing) {
+			if (!r->want)
+				watch_diff(t, DIFF_EXTRA, r, k->attrs);
+			else if (k->attrs && k->attrs != r->want)
+				watch_diff(t, DIFF_DIFFERS, r, k->attrs);
 		}
 		if (r->have) {
 			/*
@@ -600,6 +609,8 @@ sync_on_apply(uv_idle_t *h)
 		log_info("sync: table %u %s: %s done, %llu routes of fibd's adopted", t->id,
 		    t->family == PS_FAM_V4 ? "inet" : "inet6", sy.apply_rescan ? "rescan" : "first scan",
 		    (unsigned long long)sy.apply_adopted);
+		t->scanned_at = (int64_t)time(NULL);
+		t->scan_routes = sy.n_keys;
 		if (sy.apply_adopted)
 			prune_schedule(t);
 		sy.n_keys = 0;
@@ -608,10 +619,19 @@ sync_on_apply(uv_idle_t *h)
 			nl_release_held(t);
 			job_done();
 		} else {
-			feed_repair(t, job_done);
+			feed_repair(t, rescan_done);
 		}
 	}
 	health_cb_end(t0, "sync apply");
+}
+
+/* A rescan's repair walk is over: a diff waiting for it has all it needs. */
+static void
+rescan_done(void)
+{
+	if (sy.cur->diffing)
+		watch_diff_end(sy.cur, sy.cur->scan_routes);
+	job_done();
 }
 
 static void
@@ -646,6 +666,8 @@ job_end(bool ok, const char *why)
 	}
 	if (ok) {
 		sy.apply_rescan = t->scan == SCAN_DONE;
+		if (sy.apply_rescan && t->diff_waiting)
+			watch_diff_begin(t);
 		sy.apply_at = 0;
 		sy.apply_adopted = 0;
 		sy.keys_failed = false;
@@ -657,6 +679,7 @@ job_end(bool ok, const char *why)
 	 * table's own: other tables' scans go ahead meanwhile, so a table under
 	 * churn does not hold up the first scan of another.
 	 */
+	t->scan_discards++;
 	if (t->scan_retry_ms < SYNC_RETRY_MIN_MS)
 		t->scan_retry_ms = SYNC_RETRY_MIN_MS;
 	log_warn("sync: table %u %s: %sdump discarded (%s); retrying in %u ms", t->id,

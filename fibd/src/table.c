@@ -45,6 +45,7 @@ struct tnode {
 
 static struct rtable *tables[TABLE_MAX];
 static unsigned n_tables;
+bool table_decouple_new;
 static struct slab *route_slab;
 static struct slab *node_slab4;
 static struct slab *node_slab6;
@@ -92,6 +93,7 @@ table_get(uint32_t id, uint8_t family, bool create)
 	}
 	t->id = id;
 	t->family = family;
+	t->decoupled = table_decouple_new;
 	t->idx = (uint16_t)n_tables;
 	tables[n_tables++] = t;
 	return t;

@@ -71,6 +71,12 @@ struct rtable {
 	uint64_t scan_order;      /* when it was queued: the queue is FIFO within a kind */
 	uint64_t scan_not_before; /* uv_now() ms: its next dump waits out a backoff */
 	uint64_t changes;      /* route notifications by others seen for it (nl.c) */
+	bool decoupled;        /* fibd writes nothing to it: changes wait (held by nl) until couple */
+	bool diffing;          /* the rescan being applied reports its differences (watch.c) */
+	uint16_t diff_waiting; /* diffs waiting for its next rescan */
+	int64_t scanned_at;    /* wall-clock seconds of its last validated dump applied, 0: none */
+	uint64_t scan_routes;  /* routes of fibd's protocol that dump showed */
+	uint64_t scan_discards; /* its dumps thrown away (interrupted, failed) */
 	struct tnode *root;    /* IPv6: every prefix; IPv4: prefixes shorter than /16 */
 	struct tnode **stride; /* IPv4: one subtrie per /16, for prefixes of /16 and longer */
 	uint64_t n_routes;    /* route entries */
@@ -81,6 +87,9 @@ struct rtable {
 	uint64_t n_waiting;
 	uint64_t n_nodes;
 };
+
+/* Tables made from now on start decoupled (fibctl decouple without a table). */
+extern bool table_decouple_new;
 
 int table_init(void);
 void table_shutdown(void);

@@ -26,13 +26,20 @@ ctl_stream_more(struct ctl_stream *st, struct ps_buf *out)
 }
 
 struct ctl_stream *
-ctl_handle(struct ps_buf *out, const struct ps_ctl_request *req)
+ctl_handle(struct ps_buf *out, const struct ps_ctl_request *req, void *session)
 {
 	struct ps_msg m;
 
+	(void)session;
 	memset(&m, 0, sizeof(m));
 	m.type = PS_CTL_END;
 	m.u.ctl_end.req = req->req;
 	ps_enc_msg(out, &m, NULL);
 	return NULL;
+}
+
+bool
+ctl_changes_state(const char *cmd)
+{
+	return !strcmp(cmd, "resync") || !strcmp(cmd, "couple") || !strcmp(cmd, "decouple");
 }
