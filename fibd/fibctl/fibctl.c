@@ -1,17 +1,10 @@
 /*
- * fibctl: the operator's CLI for fibd.
- *
- *   fibctl [-s SOCKET] [-j] status
- *   fibctl [-s SOCKET] [-j] show route [table N] [PREFIX [exact|longest|longer]]
- *   fibctl [-s SOCKET] [-j] dump [--table N] [--family 4|6] [--format text|json]
- *   fibctl [-s SOCKET] metrics
- *   fibctl [-s SOCKET] resync [--table N]
- *   fibctl [-s SOCKET] feed [--name NAME] [--table N] [--metric N] [--stale-time S] [--wait] FILE|-
- *   fibctl help
+ * fibctl: the operator's CLI for fibd (`fibctl help` lists the commands;
+ * args.c turns the control commands into requests, parser.c reads feeds).
  *
  * Exit status: 0 success; 1 fibd refused or failed the request; 2 usage or input
  * error (nothing sent); 3 cannot reach fibd; 4 (feed --wait) some routes failed,
- * wait for a nexthop, or were rejected.
+ * wait for a nexthop, or were rejected; 5 (diff) differences found.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -29,6 +22,7 @@
 #include <proto-shim/dec.h>
 #include <proto-shim/enc.h>
 
+#include "args.h"
 #include "config.h"
 #include "parser.h"
 
@@ -37,6 +31,7 @@
 #define EXIT_USAGE 2
 #define EXIT_UNREACHABLE 3
 #define EXIT_ROUTES_FAILED 4
+#define EXIT_DIFFERENCES 5
 
 static const char *socket_path = DEFAULT_SOCKET;
 static bool json;
@@ -46,18 +41,30 @@ usage(FILE *f)
 {
 	fprintf(f,
 	    "usage: fibctl [-s SOCKET] [-j] COMMAND\n"
-	    "commands:\n"
+	    "commands that read:\n"
 	    "  status                  what fibd holds: clients, tables, netlink, loop health\n"
+	    "  clients                 the clients that feed routes: state, routes, peer\n"
+	    "  tables                  fibd's tables: state (in sync, first scan, decoupled),\n"
+	    "                          counts, the last validated dump\n"
 	    "  show route [table N] [PREFIX [exact|longest|longer]]\n"
 	    "                          fibd's routes (all, or for PREFIX): what the client\n"
 	    "                          wants, its state, what the kernel has, why it failed\n"
-	    "  dump [--table N] [--family 4|6] [--format text|json]\n"
+	    "  dump [--table N] [--family 4|6] [--format text|json|binary]\n"
 	    "                          every route clients want, streamed: ip route syntax that\n"
-	    "                          feed takes back (text), or one JSON object per line\n"
+	    "                          feed takes back (text), one JSON object per line, or\n"
+	    "                          fixed-layout records (docs/PROTOCOL.md)\n"
+	    "  diff [--table N]        what the kernel has that differs from what clients want,\n"
+	    "                          from a fresh validated dump: missing, differs, extra,\n"
+	    "                          failed (exit status 5 if anything differs)\n"
+	    "  watch [--table N]       route events as they happen, until interrupted\n"
 	    "  metrics                 counters and gauges in Prometheus' text format (also\n"
 	    "                          for node_exporter's textfile collector)\n"
+	    "commands that change state (root, fibd's user, fibd.conf's admin_group):\n"
 	    "  resync [--table N]      rescan every table (or table N) now and repair what\n"
 	    "                          differs\n"
+	    "  decouple [--table N]    stop writing to the table (every table); route changes\n"
+	    "                          are still taken, and wait\n"
+	    "  couple [--table N]      write again: what waited, then repair what differs\n"
 	    "  feed [--name NAME] [--table N] [--metric N] [--stale-time S] [--wait] FILE|-\n"
 	    "                          make the routes in FILE (ip route syntax, one per line)\n"
 	    "                          the desired state of client NAME (default \"fibctl\");\n"
@@ -68,7 +75,9 @@ usage(FILE *f)
 	    "  help                    this text\n"
 	    "options:\n"
 	    "  -s SOCKET  fibd's socket (default %s)\n"
-	    "  -j         JSON output\n",
+	    "  -j         JSON output\n"
+	    "exit status: 0 done; 1 fibd refused or failed; 2 usage; 3 fibd unreachable;\n"
+	    "  4 feed --wait: some routes failed; 5 diff: differences found\n",
 	    DEFAULT_SOCKET);
 }
 
@@ -234,103 +243,47 @@ hello_init(struct ps_hello *h, int role, const char *name)
 	snprintf(h->name, sizeof(h->name), "%s", name);
 }
 
-/* ---- status, resync ---- */
+/* ---- control commands ---- */
 
-/* Add one argument to a control request (borrowed: argv or a literal). */
-static void
-arg_add(struct ps_msg *m, const char *a)
-{
-	m->u.ctl_request.args[m->u.ctl_request.n_args++] = ps_str_from(a);
-}
-
+/* diff's closing text starts "diff: N differences": N decides the exit status. */
 static bool
-is_number(const char *s)
+diff_found(const struct ps_str *text)
 {
-	char *end;
+	char buf[64];
+	unsigned long long n = 0;
 
-	errno = 0;
-	return strtoul(s, &end, 10) <= UINT32_MAX && !errno && end != s && !*end;
+	snprintf(buf, sizeof(buf), "%.*s", (int)text->len, text->ptr ? text->ptr : "");
+	return sscanf(buf, "diff: %llu differences", &n) == 1 && n > 0;
 }
 
 /*
- * A control request: print the answer's chunks, and its closing text. status
- * and metrics take no arguments; resync takes --table N (or iproute2's "table
- * N"); show route [table N] [PREFIX [exact|longest|longer]] goes to fibd as
- * the pairs table N, prefix P, match M.
+ * A control request (args.c makes it): print the answer's chunks as they come
+ * (dump and watch stream), and its closing text. diff exits with
+ * EXIT_DIFFERENCES when it found any; binary dumps are not for terminals.
  */
 static int
-cmd_simple(int argc, char **argv)
+cmd_control(int argc, char **argv)
 {
 	struct conn c;
 	struct ps_hello h;
 	struct ps_msg m;
 	const struct ps_msg *in;
-	const char *cmd = argv[0];
+	char err[256];
+	bool diff = !strcmp(argv[0], "diff");
 	int rc;
 
 	memset(&m, 0, sizeof(m));
-	if (!strcmp(cmd, "show")) {
-		int i = 2;
-		if (argc < 2 || strcmp(argv[1], "route")) {
-			fprintf(stderr, "fibctl: show what? (show route)\n");
-			return EXIT_USAGE;
-		}
-		cmd = "show-route";
-		if (i + 1 < argc && (!strcmp(argv[i], "table") || !strcmp(argv[i], "--table"))) {
-			if (!is_number(argv[i + 1])) {
-				fprintf(stderr, "fibctl: show route: table '%s' is not a number\n", argv[i + 1]);
-				return EXIT_USAGE;
-			}
-			arg_add(&m, "table");
-			arg_add(&m, argv[i + 1]);
-			i += 2;
-		}
-		if (i < argc) {
-			arg_add(&m, "prefix");
-			arg_add(&m, argv[i++]);
-		}
-		if (i < argc) {
-			if (strcmp(argv[i], "exact") && strcmp(argv[i], "longest") && strcmp(argv[i], "longer")) {
-				fprintf(stderr, "fibctl: show route: '%s' is not exact, longest or longer\n", argv[i]);
-				return EXIT_USAGE;
-			}
-			arg_add(&m, "match");
-			arg_add(&m, argv[i++]);
-		}
-		if (i < argc) {
-			usage(stderr);
-			return EXIT_USAGE;
-		}
-	} else if (!strcmp(cmd, "dump")) {
-		for (int i = 1; i < argc; i += 2) {
-			const char *k = argv[i];
-			if (k[0] == '-' && k[1] == '-')
-				k += 2;
-			if (i + 1 >= argc || (strcmp(k, "table") && strcmp(k, "family") && strcmp(k, "format"))) {
-				usage(stderr);
-				return EXIT_USAGE;
-			}
-			if ((!strcmp(k, "table") && !is_number(argv[i + 1])) ||
-			    (!strcmp(k, "family") && strcmp(argv[i + 1], "4") && strcmp(argv[i + 1], "6")) ||
-			    (!strcmp(k, "format") && strcmp(argv[i + 1], "text") && strcmp(argv[i + 1], "json"))) {
-				fprintf(stderr, "fibctl: dump: bad --%s '%s'\n", k, argv[i + 1]);
-				return EXIT_USAGE;
-			}
-			arg_add(&m, k);
-			arg_add(&m, argv[i + 1]);
-		}
-	} else if (argc == 3 && !strcmp(cmd, "resync") &&
-	    (!strcmp(argv[1], "--table") || !strcmp(argv[1], "table"))) {
-		if (!is_number(argv[2])) {
-			fprintf(stderr, "fibctl: resync: table '%s' is not a number\n", argv[2]);
-			return EXIT_USAGE;
-		}
-		arg_add(&m, "table");
-		arg_add(&m, argv[2]);
-	} else if (argc != 1) {
-		usage(stderr);
+	if (args_request(argc, argv, &m.u.ctl_request, err, sizeof(err)) < 0) {
+		fprintf(stderr, "fibctl: %s\n", err);
 		return EXIT_USAGE;
 	}
+	for (unsigned i = 0; i + 1 < m.u.ctl_request.n_args; i += 2)
+		if (!strcmp(argv[0], "dump") && m.u.ctl_request.args[i + 1].len == 6 &&
+		    !memcmp(m.u.ctl_request.args[i + 1].ptr, "binary", 6) && isatty(STDOUT_FILENO)) {
+			fprintf(stderr, "fibctl: dump --format binary is for programs, not a terminal: "
+					"redirect it to a file or a pipe\n");
+			return EXIT_USAGE;
+		}
 	if (conn_open(&c) < 0)
 		return EXIT_UNREACHABLE;
 	hello_init(&h, PS_ROLE_CONTROL, "fibctl");
@@ -340,7 +293,6 @@ cmd_simple(int argc, char **argv)
 	}
 	m.type = PS_CTL_REQUEST;
 	m.u.ctl_request.req = 1;
-	snprintf(m.u.ctl_request.cmd, sizeof(m.u.ctl_request.cmd), "%s", cmd);
 	m.u.ctl_request.flags = json ? PS_CTL_JSON : 0;
 	put(&c, &m);
 	for (;;) {
@@ -350,14 +302,24 @@ cmd_simple(int argc, char **argv)
 			break;
 		}
 		if (in->type == PS_CTL_CHUNK) {
-			fwrite(in->u.ctl_chunk.data.ptr, 1, in->u.ctl_chunk.data.len, stdout);
+			if (fwrite(in->u.ctl_chunk.data.ptr, 1, in->u.ctl_chunk.data.len, stdout) !=
+			    in->u.ctl_chunk.data.len) {
+				rc = EXIT_UNREACHABLE; /* the reader went (a closed pipe): stop quietly */
+				break;
+			}
+			if (!strcmp(argv[0], "watch"))
+				fflush(stdout);
 		} else if (in->type == PS_CTL_END) {
+			const struct ps_str *text = &in->u.ctl_end.text;
 			if (in->u.ctl_end.code) {
 				fprintf(stderr, "fibd: %s: %.*s\n", ps_err_name(in->u.ctl_end.code) ?: "?",
-				    (int)in->u.ctl_end.text.len, in->u.ctl_end.text.ptr);
+				    (int)text->len, text->ptr);
 				rc = EXIT_REFUSED;
-			} else if (in->u.ctl_end.text.len) {
-				printf("%.*s\n", (int)in->u.ctl_end.text.len, in->u.ctl_end.text.ptr);
+			} else if (text->len) {
+				/* With -j, stdout is JSON only: the closing words go to stderr. */
+				fprintf(json ? stderr : stdout, "%.*s\n", (int)text->len, text->ptr);
+				if (diff && diff_found(text))
+					rc = EXIT_DIFFERENCES;
 			}
 			break;
 		} else if (in->type == PS_ERROR) {
@@ -367,6 +329,8 @@ cmd_simple(int argc, char **argv)
 		}
 	}
 	conn_close(&c);
+	if (fflush(stdout) != 0 && rc == 0)
+		rc = EXIT_UNREACHABLE;
 	return rc;
 }
 
@@ -651,9 +615,8 @@ main(int argc, char **argv)
 		usage(stdout);
 		return 0;
 	}
-	if (!strcmp(argv[0], "status") || !strcmp(argv[0], "resync") || !strcmp(argv[0], "metrics") ||
-	    !strcmp(argv[0], "show") || !strcmp(argv[0], "dump"))
-		return cmd_simple(argc, argv);
+	if (args_is_control(argv[0]))
+		return cmd_control(argc, argv);
 	if (!strcmp(argv[0], "feed"))
 		return cmd_feed(argc, argv);
 	fprintf(stderr, "fibctl: unknown command '%s' (try 'fibctl help')\n", argv[0]);
