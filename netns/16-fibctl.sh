@@ -1,0 +1,181 @@
+#!/usr/bin/env bash
+# Every fibctl command against a live fibd: clients and tables (JSON parsed),
+# diff (missing, differs, extra, failed, from a fresh dump), decouple and couple,
+# watch, dump --format binary (decoded and compared with the text form), access
+# control by peer credentials, and a stalled reader dropped after
+# control_timeout.
+set -u
+. "$(dirname "$0")/lib.sh"
+
+require_root
+require_fibd
+tap_plan 30
+
+ns_with_link A fc
+scratch_dir W
+chmod 755 "$W"
+SOCK=$W/fibd.sock
+FIBD_CONF="read_group = nogroup
+admin_group = users
+control_timeout = 2"
+routes_py gen 3000 1000 va 198.51.100.1 2001:db8:ff::1 7 >"$W/routes"
+start_fibd FIBD_PID "$A" "$SOCK" || { not_ok "fibd starts"; exit 1; }
+out=$(fibctl_in "$A" "$SOCK" feed --wait --name one --table 100 "$W/routes" 2>&1)
+check "4000 routes installed in table 100" grep -q "installed 4000, removed 0, failed 0" <<<"$out"
+
+# ---- clients, tables ----
+check "clients -j: client one, 4000 routes, persisting" python3 -c '
+import json, sys
+c = {x["name"]: x for x in json.load(sys.stdin)}
+assert c["one"]["routes"] == 4000 and c["one"]["state"] == "persisting", c
+' < <(fibctl_in "$A" "$SOCK" -j clients)
+check "clients: a text table with the client" grep -q "^one .*persisting .* 4000 " < <(fibctl_in "$A" "$SOCK" clients)
+check "tables -j: both families of table 100 in sync, with their last dump" python3 -c '
+import json, sys
+t = {(x["table"], x["family"]): x for x in json.load(sys.stdin)}
+for fam, n in (("inet", 3000), ("inet6", 1000)):
+    x = t[(100, fam)]
+    assert x["state"] == "in sync" and x["installed"] == n and x["last_dump"] > 0 and not x["decoupled"], x
+' < <(fibctl_in "$A" "$SOCK" -j tables)
+
+# ---- diff ----
+fibctl_in "$A" "$SOCK" diff --table 100 >"$W/diff0"
+rc=$?
+check "diff of a table in sync: exit 0, no entry, only its summary: 0 differences" \
+	test "$rc" -eq 0 -a "$(wc -l <"$W/diff0")" -eq 1 -a "$(grep -c '^diff: 0 differences .* of 4000 routes$' "$W/diff0")" -eq 1
+fibctl_in "$A" "$SOCK" decouple --table 100 >/dev/null
+check "decouple --table 100: tables says decoupled" grep -q "^100 .*inet .*decoupled" < <(fibctl_in "$A" "$SOCK" tables)
+first=$(head -1 "$W/routes" | awk '{print $1}')
+second=$(sed -n 2p "$W/routes" | awk '{print $1}')
+ip -n "$A" route del "$first" table 100 proto 12
+ip -n "$A" route replace "$second" via 198.51.100.3 table 100 proto 12
+ip -n "$A" route add 203.0.113.0/24 via 198.51.100.1 table 100 proto 12
+sleep 0.5
+check "decoupled: the deleted route is not written again" \
+	test -z "$(ip -n "$A" route show "$first" table 100)"
+fibctl_in "$A" "$SOCK" diff --table 100 >"$W/diff1"
+rc=$?
+diag "$(cat "$W/diff1")"
+check "diff exits 5 when something differs" test "$rc" -eq 5
+check "diff: the deleted route is missing" grep -q "^missing  $first " "$W/diff1"
+check "diff: the replaced route differs, with what the kernel has" \
+	grep -q "^differs  $second .*the kernel has: via 198.51.100.3" "$W/diff1"
+check "diff: the route nobody wants is extra" grep -q "^extra    203.0.113.0/24 via 198.51.100.1" "$W/diff1"
+check "diff: its summary counts 1 missing, 1 differing, 1 extra of 4000 routes dumped" \
+	grep -q "1 missing, 1 differing, 1 extra, 0 failed) against fresh dumps of 4000 routes" "$W/diff1"
+check "diff -j: one JSON object per entry" python3 -c '
+import json, sys
+kinds = sorted(json.loads(l)["diff"] for l in sys.stdin)
+assert kinds == ["differs", "extra", "missing"], kinds
+' < <(fibctl_in "$A" "$SOCK" -j diff --table 100 2>/dev/null)
+
+# Route changes are taken while decoupled, and wait.
+printf '192.0.2.0/24 via 198.51.100.1\n' >"$W/two"
+fibctl_in "$A" "$SOCK" feed --name two --table 100 "$W/two" >/dev/null
+sleep 0.3
+check "decoupled: a new feed is taken, not written" \
+	test -z "$(ip -n "$A" route show 192.0.2.0/24 table 100)"
+check "couple --table 100" fibctl_in "$A" "$SOCK" couple --table 100
+check "coupled: what waited is written, the deleted route again, the changed one repaired" \
+	wait_until 10 sh -c "ip -n $A route show 192.0.2.0/24 table 100 | grep -q . &&
+		ip -n $A route show $first table 100 | grep -q . &&
+		ip -n $A route show $second table 100 | grep -q 198.51.100.1"
+# The route nobody wants came in after fibd's first scan: a rescan adopts it,
+# and it goes after the startup grace; it still shows as extra until then.
+check "couple: the tables are in sync again" wait_until 10 sh -c \
+	"'$FIBCTL' -s '$SOCK' tables | grep -q '^100 .*inet .*in sync'"
+
+# ---- failed ----
+printf '10.99.0.0/16 via 192.0.2.77\n' >"$W/bad"
+fibctl_in "$A" "$SOCK" feed --wait --name bad --table 100 "$W/bad" >/dev/null 2>&1
+fibctl_in "$A" "$SOCK" diff --table 100 >"$W/diff2"
+check "diff: a route the kernel refused is failed, with the kernel's reason" \
+	grep -q "^failed   10.99.0.0/16 via 192.0.2.77 .*client bad; " "$W/diff2"
+
+# ---- watch ----
+fibctl_in "$A" "$SOCK" watch --table 100 >"$W/watch" 2>&1 &
+WATCH=$!
+_pids+=("$WATCH")
+sleep 0.3
+printf '192.0.2.0/24 via 198.51.100.1\n192.0.2.128/25 via 198.51.100.1\n' >"$W/two"
+fibctl_in "$A" "$SOCK" feed --wait --name two --table 100 "$W/two" >/dev/null
+ip -n "$A" route add 198.18.0.0/15 via 198.51.100.1 table 100 proto static
+sleep 0.3
+kill "$WATCH"
+wait "$WATCH" 2>/dev/null
+diag "$(cat "$W/watch")"
+check "watch: the client's new route, desired then installed" sh -c \
+	"grep -q 'desired    192.0.2.128/25 via 198.51.100.1 .*client two' '$W/watch' &&
+	 grep -q 'installed  192.0.2.128/25' '$W/watch'"
+check "watch: another's route added to the table" grep -q "kernel-add 198.18.0.0/15 .* proto 4" "$W/watch"
+
+# ---- dump --format binary ----
+fibctl_in "$A" "$SOCK" dump --table 100 --format binary >"$W/bin"
+fibctl_in "$A" "$SOCK" dump --table 100 >"$W/text"
+check "dump --format binary: the same routes as the text form" /usr/bin/python3 - "$W/bin" "$W/text" <<'PY'
+import ipaddress, struct, sys
+data = open(sys.argv[1], "rb").read()
+assert data[:8] == b"FIBDBIN1", data[:8]
+version, hlen, rlen, nlen = struct.unpack_from("<HHHH", data, 8)
+assert (version, hlen, rlen, nlen) == (1, 16, 64, 40)
+at, got = hlen, set()
+while at < len(data):
+    (length, fam, plen, table, metric, tos, rtype, state, has) = struct.unpack_from("<HBBIIBBBB", data, at)
+    n_nh, = struct.unpack_from("<H", data, at + 58)
+    assert length == rlen + n_nh * nlen
+    pfx = ipaddress.ip_address(data[at + 16:at + 16 + (4 if fam == 4 else 16)])
+    line = "%s/%d" % (pfx, plen)
+    for i in range(n_nh):
+        q = at + rlen + i * nlen
+        gfam = data[q + 16]
+        if gfam:
+            line += " via %s" % ipaddress.ip_address(data[q:q + (4 if gfam == 4 else 16)])
+        dev = data[q + 24:q + 40].rstrip(b"\0").decode()
+        if dev:
+            line += " dev " + dev
+    got.add((line, table, metric))
+    at += length
+want = set()
+for l in open(sys.argv[2]):
+    w = l.split()
+    i = w.index("table")
+    want.add((" ".join(w[:i]), int(w[i + 1]), int(w[w.index("metric") + 1])))
+assert got == want, (len(got), len(want), sorted(got ^ want)[:5])
+print("# %d records, %d bytes" % (len(got), len(data)))
+PY
+check "dump --format binary to a terminal is refused" sh -c \
+	"script -qec '$FIBCTL -s $SOCK dump --format binary' /dev/null | grep -q 'not a terminal'"
+
+# ---- access ----
+as() { # UID GID [GROUPS] -- fibctl args
+	local uid=$1 gid=$2 groups=$3
+	shift 3
+	if [ -n "$groups" ]; then
+		set -- --groups="$groups" "$@"
+	else
+		set -- --clear-groups "$@"
+	fi
+	ip netns exec "$A" setpriv --reuid="$uid" --regid="$gid" "$1" "$FIBCTL" -s "$SOCK" "${@:2}"
+}
+out=$(as 65534 1 "" status 2>&1)
+rc=$?
+check "a user in neither group is refused, exit 1, with who may" \
+	sh -c "[ $rc -eq 1 ] && grep -q 'DENIED.*uid 65534.*may not use fibd: only root, fibd.s user or members of groups nogroup and users' <<'EOF2'
+$out
+EOF2"
+check "the refusal is logged" grep -q "uid 65534 (pid [0-9]*) may not use fibd" "$SOCK.log"
+check "the read group may read: status" as 65534 65534 "" status
+out=$(as 65534 65534 "" resync 2>&1)
+check "the read group may not resync" grep -q "DENIED: resync changes fibd's state" <<<"$out"
+out=$(printf '10.0.0.0/8 via 198.51.100.1\n' | as 65534 65534 "" feed - 2>&1)
+check "the read group may not feed" grep -q "DENIED.*may not feed routes" <<<"$out"
+check "a supplementary admin group may resync" as 65534 1 100 resync --table 100
+
+# ---- a stalled reader is dropped ----
+( exec 3< <(ip netns exec "$A" "$FIBCTL" -s "$SOCK" dump --format json); sleep 6 ) &
+STALL=$!
+_pids+=("$STALL")
+check "a reader that stops is dropped after control_timeout" \
+	wait_until 10 grep -q "has read nothing for [0-9]* s; closing its session" "$SOCK.log"
+kill "$STALL" 2>/dev/null
+check "fibd still answers" fibctl_in "$A" "$SOCK" status
