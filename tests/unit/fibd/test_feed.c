@@ -660,11 +660,34 @@ test_stale_time(void **state)
 	assert_null(kernel_key(62));
 }
 
+/* Who may do what, from a peer's credentials alone. */
+static void
+test_access_of(void **state)
+{
+	const gid_t none[] = { 0 }, some[] = { 27, 100, 4 };
+	struct feed_access open = { 0 };
+	struct feed_access groups = { .read_set = true, .read_gid = 100, .admin_set = true, .admin_gid = 4 };
+	(void)state;
+
+	/* No group configured: root and fibd's own user only. */
+	assert_int_equal(access_of(0, 0, none, 0, 107, &open), ACCESS_ADMIN);
+	assert_int_equal(access_of(107, 107, none, 0, 107, &open), ACCESS_ADMIN);
+	assert_int_equal(access_of(1000, 1000, some, 3, 107, &open), ACCESS_NONE);
+	/* The groups, as the peer's group or a supplementary one. */
+	assert_int_equal(access_of(1000, 100, none, 0, 107, &groups), ACCESS_READ);
+	assert_int_equal(access_of(1000, 1000, some, 2, 107, &groups), ACCESS_READ);
+	assert_int_equal(access_of(1000, 1000, some, 3, 107, &groups), ACCESS_ADMIN);
+	assert_int_equal(access_of(1000, 4, none, 0, 107, &groups), ACCESS_ADMIN);
+	assert_int_equal(access_of(1000, 1000, some, 1, 107, &groups), ACCESS_NONE);
+	assert_int_equal(access_of(65534, 65534, none, 0, 107, &groups), ACCESS_NONE);
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_hello_must_come_first),
+		cmocka_unit_test(test_access_of),
 		cmocka_unit_test(test_version_refused),
 		cmocka_unit_test(test_changes_coalesce),
 		cmocka_unit_test(test_generation_sweep),

@@ -130,6 +130,21 @@ test_conf(void **state)
 	assert_int_equal(conf_parse("\n\ncolour = blue\n", &c, err, sizeof(err)), -EINVAL);
 	assert_string_equal(err, "line 3: unknown key 'colour'");
 	assert_int_equal(conf_parse("log_level = loud\n", &c, err, sizeof(err)), -EINVAL);
+
+	/* Access: group names become ids (root is group 0 everywhere); none clears. */
+	assert_int_equal(c.read_gid, -1);
+	assert_int_equal(c.admin_gid, -1);
+	assert_int_equal(c.control_timeout, 60);
+	assert_int_equal(conf_parse("read_group = root\ncontrol_timeout = 5\n", &c, err, sizeof(err)), 0);
+	assert_int_equal(c.read_gid, 0);
+	assert_int_equal(c.control_timeout, 5);
+	assert_int_equal(conf_parse("read_group = none\nadmin_group = root\n", &c, err, sizeof(err)), 0);
+	assert_int_equal(c.read_gid, -1);
+	assert_int_equal(c.admin_gid, 0);
+	assert_int_equal(conf_parse("admin_group = no-such-group-here\n", &c, err, sizeof(err)), -EINVAL);
+	assert_string_equal(err, "line 1: admin_group: no group 'no-such-group-here' on this system");
+	assert_int_equal(conf_parse("control_timeout = 0\n", &c, err, sizeof(err)), -EINVAL);
+	assert_string_equal(err, "line 1: control_timeout must be 1..86400 seconds");
 	assert_int_equal(c.flush_on_exit, 0);
 	assert_int_equal(conf_parse("flush_on_exit = yes\n", &c, err, sizeof(err)), 0);
 	assert_int_equal(c.flush_on_exit, 1);
