@@ -5,7 +5,8 @@
 
 Reads the command's output as fast as it comes (and throws it away), sampling
 fibd's RSS every 10 ms meanwhile. Prints one JSON object: first_byte_ms,
-total_s, bytes, lines, fibd_rss_before_mib, fibd_rss_peak_mib, client_peak_mib.
+total_s, bytes, lines, fibd_cpu_s (user + system during the command),
+fibd_rss_before_mib, fibd_rss_peak_mib, client_peak_mib.
 """
 import json
 import os
@@ -23,9 +24,17 @@ def rss_kib(pid):
     return mem_kib(pid, "VmRSS")
 
 
+def cpu_s(pid):
+    """User + system CPU seconds of a process, from /proc/PID/stat."""
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def main():
     fibd, cmd = int(sys.argv[1]), sys.argv[2:]
     before = peak = rss_kib(fibd)
+    cpu0 = cpu_s(fibd)
     t0 = time.monotonic()
     p = subprocess.Popen(cmd, stdout=subprocess.PIPE)
     fd = p.stdout.fileno()
@@ -51,7 +60,8 @@ def main():
     total = time.monotonic() - t0
     child = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
     print(json.dumps({"first_byte_ms": round((first or total) * 1000, 1), "total_s": round(total, 3),
-                      "bytes": nbytes, "lines": lines, "fibd_rss_before_mib": round(before / 1024, 1),
+                      "bytes": nbytes, "lines": lines, "fibd_cpu_s": round(cpu_s(fibd) - cpu0, 2),
+                      "fibd_rss_before_mib": round(before / 1024, 1),
                       "fibd_rss_peak_mib": round(peak / 1024, 1), "client_peak_mib": round(child / 1024, 1)}))
 
 
