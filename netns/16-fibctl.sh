@@ -9,7 +9,7 @@ set -u
 
 require_root
 require_fibd
-tap_plan 30
+tap_plan 31
 
 ns_with_link A fc
 scratch_dir W
@@ -95,19 +95,28 @@ check "diff: a route the kernel refused is failed, with the kernel's reason" \
 # ---- watch ----
 fibctl_in "$A" "$SOCK" watch --table 100 >"$W/watch" 2>&1 &
 WATCH=$!
-_pids+=("$WATCH")
+fibctl_in "$A" "$SOCK" -j watch >"$W/watch.json" 2>&1 &
+WATCHJ=$!
+_pids+=("$WATCH" "$WATCHJ")
 sleep 0.3
 printf '192.0.2.0/24 via 198.51.100.1\n192.0.2.128/25 via 198.51.100.1\n' >"$W/two"
 fibctl_in "$A" "$SOCK" feed --wait --name two --table 100 "$W/two" >/dev/null
 ip -n "$A" route add 198.18.0.0/15 via 198.51.100.1 table 100 proto static
 sleep 0.3
-kill "$WATCH"
-wait "$WATCH" 2>/dev/null
+kill "$WATCH" "$WATCHJ"
+wait "$WATCH" "$WATCHJ" 2>/dev/null
 diag "$(cat "$W/watch")"
 check "watch: the client's new route, desired then installed" sh -c \
 	"grep -q 'desired    192.0.2.128/25 via 198.51.100.1 .*client two' '$W/watch' &&
 	 grep -q 'installed  192.0.2.128/25' '$W/watch'"
 check "watch: another's route added to the table" grep -q "kernel-add 198.18.0.0/15 .* proto 4" "$W/watch"
+check "watch -j: one JSON object per line, the same events" python3 -c '
+import json, sys
+ev = [json.loads(l) for l in sys.stdin]
+got = [(e["event"], e["prefix"]) for e in ev]
+assert ("desired", "192.0.2.128/25") in got and ("installed", "192.0.2.128/25") in got, got
+assert any(e["event"] == "kernel-add" and e["protocol"] == 4 for e in ev), got
+' <"$W/watch.json"
 
 # ---- dump --format binary ----
 fibctl_in "$A" "$SOCK" dump --table 100 --format binary >"$W/bin"
