@@ -169,7 +169,7 @@ as() { # UID GID [GROUPS] -- fibctl args
 out=$(as 65534 1 "" status 2>&1)
 rc=$?
 check "a user in neither group is refused, exit 1, with who may" \
-	sh -c "[ $rc -eq 1 ] && grep -q 'DENIED.*uid 65534.*may not use fibd: only root, fibd.s user or members of groups nogroup and users' <<'EOF2'
+	sh -c "[ $rc -eq 1 ] && grep -q 'DENIED.*uid 65534.*may not use fibd: only root, fibd.s user or members of groups root, nogroup and users' <<'EOF2'
 $out
 EOF2"
 check "the refusal is logged" grep -q "uid 65534 (pid [0-9]*) may not use fibd" "$SOCK.log"

@@ -59,7 +59,7 @@ usage(FILE *f)
 	    "  watch [--table N]       route events as they happen, until interrupted\n"
 	    "  metrics                 counters and gauges in Prometheus' text format (also\n"
 	    "                          for node_exporter's textfile collector)\n"
-	    "commands that change state (root, fibd's user, fibd.conf's admin_group):\n"
+	    "commands that change state (root, fibd's user and group, admin_group):\n"
 	    "  resync [--table N]      rescan every table (or table N) now and repair what\n"
 	    "                          differs\n"
 	    "  decouple [--table N]    stop writing to the table (every table); route changes\n"

@@ -831,10 +831,11 @@ in_group(gid_t g, gid_t gid, const gid_t *groups, size_t n)
 }
 
 enum access
-access_of(uid_t uid, gid_t gid, const gid_t *groups, size_t n_groups, uid_t self,
-    const struct feed_access *a)
+access_of(uid_t uid, gid_t gid, const gid_t *groups, size_t n_groups, uid_t self_uid,
+    gid_t self_gid, const struct feed_access *a)
 {
-	if (uid == 0 || uid == self || (a->admin_set && in_group(a->admin_gid, gid, groups, n_groups)))
+	if (uid == 0 || uid == self_uid || in_group(self_gid, gid, groups, n_groups) ||
+	    (a->admin_set && in_group(a->admin_gid, gid, groups, n_groups)))
 		return ACCESS_ADMIN;
 	if (a->read_set && in_group(a->read_gid, gid, groups, n_groups))
 		return ACCESS_READ;
@@ -858,16 +859,17 @@ group_name(gid_t g, char *buf, size_t len)
 static void
 who_may(bool admin, char *buf, size_t len)
 {
-	char g1[64], g2[64];
+	char g0[64], g1[64], g2[64];
 	const struct feed_access *a = &fd.access;
 
+	group_name(getegid(), g0, sizeof(g0));
 	if (admin || !a->read_set)
-		snprintf(buf, len, "root, fibd's user%s%s", a->admin_set ? " or members of group " : "",
-		    a->admin_set ? group_name(a->admin_gid, g1, sizeof(g1)) : "");
+		snprintf(buf, len, "root, fibd's user or members of group%s %s%s%s", a->admin_set ? "s" : "",
+		    g0, a->admin_set ? " and " : "", a->admin_set ? group_name(a->admin_gid, g1, sizeof(g1)) : "");
 	else
-		snprintf(buf, len, "root, fibd's user or members of group%s %s%s%s",
-		    a->admin_set ? "s" : "", group_name(a->read_gid, g1, sizeof(g1)),
-		    a->admin_set ? " and " : "", a->admin_set ? group_name(a->admin_gid, g2, sizeof(g2)) : "");
+		snprintf(buf, len, "root, fibd's user or members of groups %s, %s%s%s", g0,
+		    group_name(a->read_gid, g1, sizeof(g1)), a->admin_set ? " and " : "",
+		    a->admin_set ? group_name(a->admin_gid, g2, sizeof(g2)) : "");
 }
 
 /* The peer's credentials, read once per connection. */
@@ -898,7 +900,7 @@ peer_credentials(struct session *s)
 		n = glen / sizeof(gid_t);
 	else
 		groups = some;
-	s->access = access_of(cr.uid, cr.gid, groups, n, geteuid(), &fd.access);
+	s->access = access_of(cr.uid, cr.gid, groups, n, geteuid(), getegid(), &fd.access);
 	if (groups != some)
 		free(groups);
 }
@@ -925,7 +927,7 @@ on_hello(struct session *s, const struct ps_hello *h)
 
 	snprintf(s->name, sizeof(s->name), "%s", h->name);
 	if (s->access == ACCESS_NONE || (h->role == PS_ROLE_FEED && s->access != ACCESS_ADMIN)) {
-		char who[200];
+		char who[320];
 		who_may(h->role == PS_ROLE_FEED, who, sizeof(who));
 		session_fail(s, PS_E_DENIED, "", "uid %d (pid %d) may not %s: only %s",
 		    s->uid == (uid_t)-1 ? -1 : (int)s->uid, (int)s->pid,
@@ -1051,7 +1053,7 @@ handle(struct session *s, const struct ps_msg *m)
 			return;
 		}
 		if (s->access != ACCESS_ADMIN && ctl_changes_state(m->u.ctl_request.cmd)) {
-			char who[200], text[320];
+			char who[320], text[480];
 			who_may(true, who, sizeof(who));
 			snprintf(text, sizeof(text), "%s changes fibd's state: only %s may", m->u.ctl_request.cmd,
 			    who);

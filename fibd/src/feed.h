@@ -62,12 +62,13 @@ struct feed_access {
 };
 
 /*
- * access_of - root and fibd's own user may do everything, members of the admin
- * group too (its id as the peer's group or one of its supplementary groups),
- * members of the read group may read; nobody else may do anything.
+ * access_of - root, fibd's own user and the members of fibd's own group (the
+ * socket's group: those the file mode 0660 lets in) may do everything, members
+ * of the admin group too (as the peer's group or one of its supplementary
+ * groups); members of the read group may read; nobody else may do anything.
  */
-enum access access_of(uid_t uid, gid_t gid, const gid_t *groups, size_t n_groups, uid_t self,
-    const struct feed_access *a);
+enum access access_of(uid_t uid, gid_t gid, const gid_t *groups, size_t n_groups, uid_t self_uid,
+    gid_t self_gid, const struct feed_access *a);
 
 /*
  * feed_set_access - the groups and the control timeout, at start and on a

@@ -669,17 +669,20 @@ test_access_of(void **state)
 	struct feed_access groups = { .read_set = true, .read_gid = 100, .admin_set = true, .admin_gid = 4 };
 	(void)state;
 
-	/* No group configured: root and fibd's own user only. */
-	assert_int_equal(access_of(0, 0, none, 0, 107, &open), ACCESS_ADMIN);
-	assert_int_equal(access_of(107, 107, none, 0, 107, &open), ACCESS_ADMIN);
-	assert_int_equal(access_of(1000, 1000, some, 3, 107, &open), ACCESS_NONE);
+	/* No group configured: root, fibd's own user and group only. */
+	assert_int_equal(access_of(0, 0, none, 0, 107, 107, &open), ACCESS_ADMIN);
+	assert_int_equal(access_of(107, 107, none, 0, 107, 107, &open), ACCESS_ADMIN);
+	assert_int_equal(access_of(1000, 1000, some, 3, 107, 107, &open), ACCESS_NONE);
+	/* fibd's own group, which the socket's mode 0660 lets in. */
+	assert_int_equal(access_of(1000, 107, none, 0, 107, 107, &open), ACCESS_ADMIN);
+	assert_int_equal(access_of(1000, 1000, some, 3, 107, 27, &open), ACCESS_ADMIN);
 	/* The groups, as the peer's group or a supplementary one. */
-	assert_int_equal(access_of(1000, 100, none, 0, 107, &groups), ACCESS_READ);
-	assert_int_equal(access_of(1000, 1000, some, 2, 107, &groups), ACCESS_READ);
-	assert_int_equal(access_of(1000, 1000, some, 3, 107, &groups), ACCESS_ADMIN);
-	assert_int_equal(access_of(1000, 4, none, 0, 107, &groups), ACCESS_ADMIN);
-	assert_int_equal(access_of(1000, 1000, some, 1, 107, &groups), ACCESS_NONE);
-	assert_int_equal(access_of(65534, 65534, none, 0, 107, &groups), ACCESS_NONE);
+	assert_int_equal(access_of(1000, 100, none, 0, 107, 107, &groups), ACCESS_READ);
+	assert_int_equal(access_of(1000, 1000, some, 2, 107, 107, &groups), ACCESS_READ);
+	assert_int_equal(access_of(1000, 1000, some, 3, 107, 107, &groups), ACCESS_ADMIN);
+	assert_int_equal(access_of(1000, 4, none, 0, 107, 107, &groups), ACCESS_ADMIN);
+	assert_int_equal(access_of(1000, 1000, some, 1, 107, 107, &groups), ACCESS_NONE);
+	assert_int_equal(access_of(65534, 65534, none, 0, 107, 107, &groups), ACCESS_NONE);
 }
 
 int
