@@ -109,11 +109,13 @@ status_text(struct text *t, const struct snap *sn)
 	    (unsigned long long)ns.routes_lost);
 	tprintf(t, "sync: dumps %llu started, %llu completed, %llu interrupted, %llu failed; "
 		   "%llu rescans asked for by events; %llu routes adopted, %llu unclaimed ones pruned, "
-		   "%llu found changed and rewritten\n",
+		   "%llu found changed and rewritten; %llu notifications replayed after scans, "
+		   "%llu overflows\n",
 	    (unsigned long long)sn->ss.dumps_started, (unsigned long long)sn->ss.dumps_completed,
 	    (unsigned long long)sn->ss.dumps_interrupted, (unsigned long long)sn->ss.dumps_failed,
 	    (unsigned long long)sn->ss.rescans_triggered, (unsigned long long)sn->ss.routes_adopted,
-	    (unsigned long long)sn->ss.routes_pruned, (unsigned long long)sn->ss.routes_changed);
+	    (unsigned long long)sn->ss.routes_pruned, (unsigned long long)sn->ss.routes_changed,
+	    (unsigned long long)sn->ss.notifications_replayed, (unsigned long long)sn->ss.keep_overflows);
 	learn_get_stats(&ls);
 	tprintf(t, "learn: %llu LEARN messages sent, %llu foreign routes not expressible, "
 		   "%llu notifications replayed after learn dumps, %llu overflows\n",
@@ -258,8 +260,9 @@ metrics_text(struct text *t, const struct snap *sn)
 	metric1(t, "fibd_dumps_completed_total", "counter", "Table dumps complete and used",
 	    (double)ss->dumps_completed);
 	metric1(t, "fibd_dumps_interrupted_total", "counter",
-	    "Dumps discarded: interrupted, or the table changed during them", (double)ss->dumps_interrupted);
-	metric1(t, "fibd_dumps_failed_total", "counter", "Dumps discarded: errors, ENOBUFS, over the cap",
+	    "Dumps discarded: interrupted, or an IPv6 table changed during them", (double)ss->dumps_interrupted);
+	metric1(t, "fibd_dumps_failed_total", "counter",
+	    "Dumps discarded: errors, ENOBUFS, over the cap, monitor overruns, too many notifications",
 	    (double)ss->dumps_failed);
 	metric1(t, "fibd_rescans_triggered_total", "counter", "Rescans asked for by link, address or overrun events",
 	    (double)ss->rescans_triggered);
@@ -269,6 +272,10 @@ metrics_text(struct text *t, const struct snap *sn)
 	    (double)ss->routes_pruned);
 	metric1(t, "fibd_routes_changed_total", "counter", "Routes found changed by others and rewritten",
 	    (double)ss->routes_changed);
+	metric1(t, "fibd_scan_notifications_replayed_total", "counter",
+	    "Notifications kept during a scan and replayed on its snapshot", (double)ss->notifications_replayed);
+	metric1(t, "fibd_scan_keep_overflows_total", "counter",
+	    "Scans taken again: too many notifications came during them", (double)ss->keep_overflows);
 	learn_get_stats(&ls);
 	metric1(t, "fibd_learn_messages_total", "counter", "LEARN messages sent", (double)ls.sent);
 	metric1(t, "fibd_feed_messages_total", "counter", "Messages read from clients", (double)fs->msgs_in);
@@ -344,11 +351,13 @@ status_json(struct text *t, const struct snap *sn)
 	tprintf(t,
 	    "\"sync\":{\"dumps_started\":%llu,\"dumps_completed\":%llu,\"dumps_interrupted\":%llu,"
 	    "\"dumps_failed\":%llu,\"rescans_triggered\":%llu,\"routes_adopted\":%llu,"
-	    "\"routes_pruned\":%llu,\"routes_changed\":%llu},",
+	    "\"routes_pruned\":%llu,\"routes_changed\":%llu,\"notifications_replayed\":%llu,"
+	    "\"keep_overflows\":%llu},",
 	    (unsigned long long)sn->ss.dumps_started, (unsigned long long)sn->ss.dumps_completed,
 	    (unsigned long long)sn->ss.dumps_interrupted, (unsigned long long)sn->ss.dumps_failed,
 	    (unsigned long long)sn->ss.rescans_triggered, (unsigned long long)sn->ss.routes_adopted,
-	    (unsigned long long)sn->ss.routes_pruned, (unsigned long long)sn->ss.routes_changed);
+	    (unsigned long long)sn->ss.routes_pruned, (unsigned long long)sn->ss.routes_changed,
+	    (unsigned long long)sn->ss.notifications_replayed, (unsigned long long)sn->ss.keep_overflows);
 	learn_get_stats(&ls);
 	tprintf(t, "\"learn\":{\"sent\":%llu,\"skipped\":%llu,\"replayed\":%llu,\"overflows\":%llu},",
 	    (unsigned long long)ls.sent, (unsigned long long)ls.skipped,

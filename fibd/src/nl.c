@@ -1044,69 +1044,107 @@ nl_on_wr(uv_poll_t *h, int status, int events)
 
 /* ---- monitor ---- */
 
+/* The key of a route message: false if it is not a route of a family fibd keeps. */
+static bool
+msg_key(const struct nlmsghdr *nlh, uint8_t *ret_fam, uint32_t *ret_table, union ps_addr *ret_prefix,
+    uint32_t *ret_metric)
+{
+	const struct rtmsg *rtm = mnl_nlmsg_get_payload(nlh);
+	const struct nlattr *attr;
+	uint8_t fam;
+
+	if (nlh->nlmsg_len < mnl_nlmsg_size(sizeof(*rtm)))
+		return false;
+	fam = rtm->rtm_family == AF_INET ? PS_FAM_V4 : rtm->rtm_family == AF_INET6 ? PS_FAM_V6 : 0;
+	if (!fam || rtm->rtm_dst_len > (fam == PS_FAM_V4 ? 32 : 128))
+		return false;
+	*ret_fam = fam;
+	*ret_table = rtm->rtm_table;
+	*ret_metric = 0;
+	memset(ret_prefix, 0, sizeof(*ret_prefix));
+	mnl_attr_for_each(attr, nlh, sizeof(*rtm)) {
+		switch (mnl_attr_get_type(attr)) {
+		case RTA_TABLE:
+			if (mnl_attr_get_payload_len(attr) == 4)
+				*ret_table = mnl_attr_get_u32(attr);
+			break;
+		case RTA_PRIORITY:
+			if (mnl_attr_get_payload_len(attr) == 4)
+				*ret_metric = mnl_attr_get_u32(attr);
+			break;
+		case RTA_DST:
+			if (mnl_attr_get_payload_len(attr) == (fam == PS_FAM_V4 ? 4u : 16u))
+				memcpy(ret_prefix->b, mnl_attr_get_payload(attr), fam == PS_FAM_V4 ? 4 : 16);
+			break;
+		}
+	}
+	return true;
+}
+
+void
+nl_route_notified(struct rtable *t, const struct nlmsghdr *nlh)
+{
+	const struct rtmsg *rtm = mnl_nlmsg_get_payload(nlh);
+	bool del = nlh->nlmsg_type == RTM_DELROUTE;
+	union ps_addr prefix;
+	uint32_t table, metric;
+	struct route *r;
+	uint8_t fam;
+
+	if (!msg_key(nlh, &fam, &table, &prefix, &metric))
+		return;
+	if (del != (rtm->rtm_protocol == nl.protocol))
+		return; /* our own adds and others' deletes say nothing about our routes */
+	if (!(r = table_lookup(t, &prefix, rtm->rtm_dst_len, rtm->rtm_tos, metric)))
+		return;
+	if (!r->have || (r->flags & (R_QUEUED | R_INFLIGHT)))
+		return;
+	if (!r->want) {
+		/* An adopted route, gone: nothing of fibd's is left there to withdraw. */
+		if (del) {
+			set_have(r, NULL);
+			table_release(r);
+		}
+		return;
+	}
+	log_info("nl: table %u: a route of fibd's was %s by someone else; writing it again", table,
+	    del ? "deleted" : "replaced");
+	nl_route_lost(r);
+}
+
 /*
- * A route notification. fibd's own writes come back here too and cost only this
- * look: a deletion of a route of fibd's that is wanted and not being written, or
- * a route of another protocol now holding such a key, means the route was lost.
+ * A route notification. fibd's own writes are filtered off the monitor (and
+ * cost only this look if one slips by). While the table's scan runs, sync
+ * keeps the notification to replay it once the scan's snapshot is applied;
+ * otherwise a deletion of a route of fibd's that is wanted and not being
+ * written, or a route of another protocol now holding such a key, means the
+ * route was lost.
  */
 static void
 mon_route(const struct nlmsghdr *nlh)
 {
 	const struct rtmsg *rtm = mnl_nlmsg_get_payload(nlh);
-	const struct nlattr *attr;
 	union ps_addr prefix;
-	uint32_t table, metric = 0;
+	uint32_t table, metric;
 	struct rtable *t;
-	struct route *r;
 	uint8_t fam;
 
-	if (nlh->nlmsg_len < mnl_nlmsg_size(sizeof(*rtm)))
+	if (!msg_key(nlh, &fam, &table, &prefix, &metric))
 		return;
-	fam = rtm->rtm_family == AF_INET ? PS_FAM_V4 : rtm->rtm_family == AF_INET6 ? PS_FAM_V6 : 0;
-	if (!fam || rtm->rtm_dst_len > (fam == PS_FAM_V4 ? 32 : 128))
-		return;
-	table = rtm->rtm_table;
-	memset(&prefix, 0, sizeof(prefix));
-	mnl_attr_for_each(attr, nlh, sizeof(*rtm)) {
-		switch (mnl_attr_get_type(attr)) {
-		case RTA_TABLE:
-			if (mnl_attr_get_payload_len(attr) == 4)
-				table = mnl_attr_get_u32(attr);
-			break;
-		case RTA_PRIORITY:
-			if (mnl_attr_get_payload_len(attr) == 4)
-				metric = mnl_attr_get_u32(attr);
-			break;
-		case RTA_DST:
-			if (mnl_attr_get_payload_len(attr) == (fam == PS_FAM_V4 ? 4u : 16u))
-				memcpy(prefix.b, mnl_attr_get_payload(attr), fam == PS_FAM_V4 ? 4 : 16);
-			break;
-		}
-	}
 	if (nlh->nlmsg_pid == nl.wr_portid && nl.wr_portid)
 		return; /* an echo of fibd's own write, if the filter let one by */
 	if (!(t = table_get(table, fam, false)))
 		return;
-	/*
-	 * A change by someone else: a dump of this table running now may not be a
-	 * snapshot (sync.c). fibd's own writes during a rescan are covered by the
-	 * scan epoch instead.
-	 */
-	t->changes++;
+	t->changes++; /* a change by someone else (sync.c: can its dump be trusted?) */
 	if (t->learners)
 		learn_notify(t, nlh);
 	if (watch_open_count)
 		watch_kernel(nlh->nlmsg_type == RTM_DELROUTE ? WE_KERNEL_DEL : WE_KERNEL_ADD, t, &prefix,
 		    rtm->rtm_dst_len, rtm->rtm_tos, metric, rtm->rtm_protocol);
-	if ((nlh->nlmsg_type == RTM_DELROUTE) != (rtm->rtm_protocol == nl.protocol))
-		return; /* our own adds and others' deletes say nothing about our routes */
-	if (!(r = table_lookup(t, &prefix, rtm->rtm_dst_len, rtm->rtm_tos, metric)))
-		return;
-	if (!r->want || !r->have || (r->flags & (R_QUEUED | R_INFLIGHT)))
-		return;
-	log_info("nl: table %u: a route of fibd's was %s by someone else; writing it again", table,
-	    nlh->nlmsg_type == RTM_DELROUTE ? "deleted" : "replaced");
-	nl_route_lost(r);
+	if (sync_keeps(t))
+		sync_keep(t, nlh);
+	else
+		nl_route_notified(t, nlh);
 }
 
 /* Read what the monitor socket holds, at most budget datagrams. */

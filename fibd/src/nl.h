@@ -104,6 +104,15 @@ const struct nl_nhobj *nl_old_nh_object(uint32_t id);
  */
 void nl_route_lost(struct route *r);
 
+/*
+ * nl_route_notified - what a route notification by someone else (RTM_NEWROUTE,
+ * RTM_DELROUTE) of table t means for fibd's routes: one of fibd's that is
+ * wanted, deleted or replaced by another protocol, is written again; an adopted
+ * one that was deleted is forgotten.
+ */
+struct nlmsghdr;
+void nl_route_notified(struct rtable *t, const struct nlmsghdr *nlh);
+
 /* nl_route_changed - the kernel has the route with attributes `now` (a reference, taken): replace it. */
 void nl_route_changed(struct route *r, struct rattr *now);
 

@@ -90,6 +90,11 @@ static struct {
 	struct sync_key *keys;
 	size_t n_keys, cap_keys;
 	bool keys_failed;
+	/* notifications of the table being scanned, kept until its snapshot is applied */
+	bool keeping;
+	char *kept;
+	size_t kept_len, kept_cap, kept_at;
+	bool kept_overflow;
 	_Alignas(8) char rx[65536]; /* netlink messages are 4-byte aligned */
 	struct sync_stats st;
 } sy;
@@ -547,6 +552,159 @@ drop_attrs(size_t i)
  * table's epoch. Then a first scan releases the writes that
  * waited for it; a rescan has feed look for the routes it lost.
  */
+/*
+ * One key of a valid dump (or of a kept notification): adopt it if fibd does
+ * not know it, see whether someone changed it, and mark it seen in this epoch.
+ * Consumes k->attrs. False when out of memory.
+ */
+static bool
+apply_key(struct rtable *t, struct sync_key *k)
+{
+	struct route *r = table_insert(t, &k->prefix, k->plen, k->tos, k->metric);
+
+	if (!r) {
+		k->attrs = rattr_unref(k->attrs);
+		return false;
+	}
+	if (t->diffing) {
+		if (!r->want)
+			watch_diff(t, DIFF_EXTRA, r, k->attrs);
+		else if (k->attrs && k->attrs != r->want)
+			watch_diff(t, DIFF_DIFFERS, r, k->attrs);
+	}
+	if (r->have) {
+		/*
+		 * Someone changed a route of fibd's behind its back (it kept fibd's
+		 * protocol, so no notification told): write it again. Not when the
+		 * kernel acknowledged a write of it since the dump began (seen is then
+		 * already this epoch): the dump may predate that write.
+		 */
+		if (sy.apply_rescan && k->attrs && k->attrs != r->have && r->want &&
+		    r->seen != t->epoch && !(r->flags & (R_QUEUED | R_INFLIGHT))) {
+			sy.st.routes_changed++;
+			nl_route_changed(r, k->attrs);
+			k->attrs = NULL;
+		}
+		r->seen = t->epoch;
+		k->attrs = rattr_unref(k->attrs);
+		return true;
+	}
+	r->seen = t->epoch;
+	/* What the dump said the route is, or "something fibd did not read". */
+	if (log_is_debug()) {
+		union ps_addr p;
+		char text[64];
+		route_prefix(r, &p);
+		inet_ntop(t->family == PS_FAM_V4 ? AF_INET : AF_INET6, p.b, text, sizeof(text));
+		log_debug("sync: table %u: adopting %s/%u tos %u metric %u", t->id, text, k->plen,
+		    k->tos, k->metric);
+	}
+	r->have = k->attrs ? k->attrs : rattr_ref(&adopted);
+	k->attrs = NULL;
+	r->flags &= (uint8_t)~R_EXCL;
+	t->n_installed++;
+	sy.apply_adopted++;
+	return true;
+}
+
+/* ---- notifications kept during a scan (DESIGN invariant 6) ---- */
+
+bool
+sync_keeps(const struct rtable *t)
+{
+	return sy.keeping && sy.cur == t;
+}
+
+void
+sync_keep(struct rtable *t, const struct nlmsghdr *nlh)
+{
+	size_t need = MNL_ALIGN(nlh->nlmsg_len);
+
+	(void)t;
+	if (sy.kept_overflow)
+		return;
+	if (sy.kept_len + need > sy.kept_cap) {
+		size_t cap = sy.kept_cap ? sy.kept_cap * 2 : 65536;
+		char *nb;
+		while (cap < sy.kept_len + need)
+			cap *= 2;
+		if (cap > SYNC_KEEP_MAX || !(nb = realloc(sy.kept, cap))) {
+			/* The scan cannot be made whole: it is taken again (sync_on_readable). */
+			log_warn("sync: table %u: over %u bytes of notifications during its scan",
+			    sy.cur->id, SYNC_KEEP_MAX);
+			sy.st.keep_overflows++;
+			sy.kept_overflow = true;
+			return;
+		}
+		sy.kept = nb;
+		sy.kept_cap = cap;
+	}
+	memcpy(sy.kept + sy.kept_len, nlh, nlh->nlmsg_len);
+	sy.kept_len += need;
+}
+
+static void
+keep_start(void)
+{
+	sy.keeping = true;
+	sy.kept_len = sy.kept_at = 0;
+	sy.kept_overflow = false;
+}
+
+static void
+keep_stop(void)
+{
+	sy.keeping = false;
+	sy.kept_len = sy.kept_at = 0;
+	sy.kept_overflow = false;
+	if (sy.kept_cap > 65536) { /* a burst does not stay resident */
+		free(sy.kept);
+		sy.kept = NULL;
+		sy.kept_cap = 0;
+	}
+}
+
+/*
+ * One kept notification, on top of the applied snapshot: a route of fibd's
+ * protocol that someone added or replaced is applied as a dump would show it
+ * (adopted if unknown; kept in the prune list); anything else is what a
+ * notification means at any time (nl_route_notified).
+ */
+static void
+replay_one(struct rtable *t, const struct nlmsghdr *nlh)
+{
+	const struct rtmsg *rtm = mnl_nlmsg_get_payload(nlh);
+	struct route_attrs ra;
+	struct sync_key k;
+
+	sy.st.notifications_replayed++;
+	if (nlh->nlmsg_type != RTM_NEWROUTE || rtm->rtm_protocol != sy.protocol) {
+		nl_route_notified(t, nlh);
+		return;
+	}
+	memset(&ra, 0, sizeof(ra));
+	if (mnl_attr_parse(nlh, sizeof(*rtm), attr_cb, &ra) < 0 ||
+	    (ra.tb[RTA_DST] && mnl_attr_get_payload_len(ra.tb[RTA_DST]) != (t->family == PS_FAM_V4 ? 4u : 16u)))
+		return;
+	memset(&k, 0, sizeof(k));
+	if (ra.tb[RTA_DST])
+		memcpy(k.prefix.b, mnl_attr_get_payload(ra.tb[RTA_DST]), mnl_attr_get_payload_len(ra.tb[RTA_DST]));
+	k.plen = rtm->rtm_dst_len;
+	k.tos = rtm->rtm_tos;
+	k.metric = ra.tb[RTA_PRIORITY] ? mnl_attr_get_u32(ra.tb[RTA_PRIORITY]) : 0;
+	k.attrs = sy.read_attrs ? read_attrs(rtm, ra.tb, t->family) : NULL;
+	if (!apply_key(t, &k))
+		return;
+	collect(&k, NULL); /* for the prune check, if adopted; already applied */
+	sy.apply_at = sy.n_keys;
+}
+
+/*
+ * Apply a valid dump's keys, then replay the notifications kept since it began,
+ * SYNC_APPLY_BUDGET of both per callback (apply_key, replay_one). Then a first
+ * scan releases the writes that waited for it; a rescan has feed look for the
+ * routes it lost.
+ */
 static void
 sync_on_apply(uv_idle_t *h)
 {
@@ -556,71 +714,48 @@ sync_on_apply(uv_idle_t *h)
 	(void)h;
 
 	for (; sy.apply_at < sy.n_keys && budget; sy.apply_at++, budget--) {
-		struct sync_key *k = &sy.keys[sy.apply_at];
-		struct route *r = table_insert(t, &k->prefix, k->plen, k->tos, k->metric);
-		if (!r) {
+		if (!apply_key(t, &sy.keys[sy.apply_at])) {
 			log_warn("sync: table %u: out of memory adopting routes", t->id);
 			drop_attrs(sy.apply_at);
 			sy.apply_at = sy.n_keys;
 			break;
 		}
-		if (t->diffing) {
-			if (!r->want)
-				watch_diff(t, DIFF_EXTRA, r, k->attrs);
-			else if (k->attrs && k->attrs != r->want)
-				watch_diff(t, DIFF_DIFFERS, r, k->attrs);
-		}
-		if (r->have) {
-			/*
-			 * Someone changed a route of fibd's behind its back (it kept fibd's
-			 * protocol, so no notification told): write it again. Not when the
-			 * kernel acknowledged a write of it since the dump began (seen is
-			 * then already this epoch): the dump may predate that write.
-			 */
-			if (sy.apply_rescan && k->attrs && k->attrs != r->have && r->want &&
-			    r->seen != t->epoch && !(r->flags & (R_QUEUED | R_INFLIGHT))) {
-				sy.st.routes_changed++;
-				nl_route_changed(r, k->attrs);
-				k->attrs = NULL;
-			}
-			r->seen = t->epoch;
-			k->attrs = rattr_unref(k->attrs);
-			continue;
-		}
-		r->seen = t->epoch;
-		/* What the dump said the route is, or "something fibd did not read". */
-		if (log_is_debug()) {
-			union ps_addr p;
-			char text[64];
-			route_prefix(r, &p);
-			inet_ntop(t->family == PS_FAM_V4 ? AF_INET : AF_INET6, p.b, text, sizeof(text));
-			log_debug("sync: table %u: adopting %s/%u tos %u metric %u", t->id, text,
-			    k->plen, k->tos, k->metric);
-		}
-		r->have = k->attrs ? k->attrs : rattr_ref(&adopted);
-		k->attrs = NULL;
-		r->flags &= (uint8_t)~R_EXCL;
-		t->n_installed++;
-		sy.apply_adopted++;
 	}
-	if (sy.apply_at == sy.n_keys) {
-		uv_idle_stop(&sy.applier);
-		sy.st.routes_adopted += sy.apply_adopted;
-		log_info("sync: table %u %s: %s done, %llu routes of fibd's adopted", t->id,
-		    t->family == PS_FAM_V4 ? "inet" : "inet6", sy.apply_rescan ? "rescan" : "first scan",
-		    (unsigned long long)sy.apply_adopted);
-		t->scanned_at = (int64_t)time(NULL);
-		t->scan_routes = sy.n_keys;
-		if (sy.apply_adopted)
-			prune_schedule(t);
-		sy.n_keys = 0;
-		if (!sy.apply_rescan) {
-			t->scan = SCAN_DONE;
-			nl_release_held(t);
-			job_done();
-		} else {
-			feed_repair(t, rescan_done);
-		}
+	/* Notifications that come while these are replayed are kept and replayed too. */
+	while (sy.apply_at == sy.n_keys && sy.kept_at < sy.kept_len && budget && !sy.kept_overflow) {
+		const struct nlmsghdr *nlh = (const struct nlmsghdr *)(sy.kept + sy.kept_at);
+		sy.kept_at += MNL_ALIGN(nlh->nlmsg_len);
+		replay_one(t, nlh);
+		budget--;
+	}
+	if (sy.apply_at < sy.n_keys || (sy.kept_at < sy.kept_len && !sy.kept_overflow)) {
+		health_cb_end(t0, "sync apply");
+		return;
+	}
+	uv_idle_stop(&sy.applier);
+	if (sy.kept_overflow) {
+		/* Notifications were lost after the dump: what it showed may be stale. */
+		log_warn("sync: table %u: notifications lost while its scan was applied; scanning it again",
+		    t->id);
+		t->scan_queued = true;
+		t->scan_order = ++sy.order;
+	}
+	keep_stop();
+	sy.st.routes_adopted += sy.apply_adopted;
+	log_info("sync: table %u %s: %s done, %llu routes of fibd's adopted", t->id,
+	    t->family == PS_FAM_V4 ? "inet" : "inet6", sy.apply_rescan ? "rescan" : "first scan",
+	    (unsigned long long)sy.apply_adopted);
+	t->scanned_at = (int64_t)time(NULL);
+	t->scan_routes = sy.n_keys;
+	if (sy.apply_adopted)
+		prune_schedule(t);
+	sy.n_keys = 0;
+	if (!sy.apply_rescan) {
+		t->scan = SCAN_DONE;
+		nl_release_held(t);
+		job_done();
+	} else {
+		feed_repair(t, rescan_done);
 	}
 	health_cb_end(t0, "sync apply");
 }
@@ -700,6 +835,7 @@ job_end(bool ok, const char *why)
 	drop_attrs(0);
 	sy.n_keys = 0;
 	sy.keys_failed = false;
+	keep_stop();
 	sy.cur = NULL;
 	sy.busy = false;
 	start_next();
@@ -813,6 +949,8 @@ start_next(void)
 	} else {
 		t->scan = SCAN_RUNNING;
 	}
+	if (!sy.learning)
+		keep_start(); /* a scan's notifications: replayed once its snapshot is applied */
 	sy.bytes = 0;
 	nlh = mnl_nlmsg_put_header(buf);
 	nlh->nlmsg_type = RTM_GETROUTE;
@@ -867,17 +1005,25 @@ sync_on_readable(uv_poll_t *h, int status, int events)
 			    NULL, &sy.st.foreign_seen);
 		if (r == 1 && sy.learning)
 			job_end(true, NULL); /* what changed meanwhile is replayed (learn.c) */
-		else if (r == 1 && !sy.keys_failed &&
-		    (nl_monitor_catch_up() != sy.overruns_at_start ||
-			sy.cur->changes != sy.changes_at_start)) {
+		else if (r == 1 && !sy.keys_failed && nl_monitor_catch_up() != sy.overruns_at_start) {
+			sy.st.dumps_failed++;
+			job_end(false, "the monitor overran during the dump: notifications were lost");
+		} else if (r == 1 && sy.kept_overflow) {
+			sy.st.dumps_failed++;
+			job_end(false, "too many notifications during the dump to keep");
+		} else if (r == 1 && !sy.keys_failed && sy.cur->family == PS_FAM_V6 &&
+		    sy.cur->changes != sy.changes_at_start) {
 			/*
-			 * The kernel does not flag every dump that changes interrupted
-			 * (IPv6 route dumps under churn come back with routes missing and
-			 * doubled and no NLM_F_DUMP_INTR): a dump during which the table
-			 * changed, by the monitor's count, is no snapshot either.
+			 * An IPv4 dump is the table as of each prefix's turn, and the kept
+			 * notifications, replayed in order, bring every prefix up to date.
+			 * An IPv6 dump under churn is worse: the kernel's walker, restarted
+			 * on a tree change, skips by count, so routes nobody touched can be
+			 * missing or doubled, and no NLM_F_DUMP_INTR says so (50-churn
+			 * measures it). No notification covers those: such a dump is no
+			 * snapshot, and is taken again.
 			 */
 			sy.st.dumps_interrupted++;
-			job_end(false, "the table changed during the dump");
+			job_end(false, "IPv6 table changed during the dump");
 		} else if (r == 1)
 			job_end(!sy.keys_failed, "out of memory");
 		else if (r == -EINTR) {
@@ -1051,6 +1197,10 @@ sync_close(void)
 	free(sy.keys);
 	sy.keys = NULL;
 	sy.n_keys = sy.cap_keys = 0;
+	sy.keeping = false;
+	free(sy.kept);
+	sy.kept = NULL;
+	sy.kept_len = sy.kept_cap = sy.kept_at = 0;
 }
 
 void

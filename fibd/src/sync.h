@@ -26,6 +26,7 @@
 #define SYNC_APPLY_BUDGET 2048          /* keys of a valid dump applied per callback */
 #define SYNC_RESCAN_DELAY_MS 500        /* link or address changes settle for this long */
 #define SYNC_GRACE_DEFAULT 120          /* seconds */
+#define SYNC_KEEP_MAX (8u << 20)        /* notifications kept during one scan, bytes */
 
 struct sync_stats {
 	uint64_t dumps_started;
@@ -37,7 +38,19 @@ struct sync_stats {
 	uint64_t rescans_triggered; /* by link and address changes or monitor overruns */
 	uint64_t routes_changed;    /* found with other attributes than fibd wrote, and rewritten */
 	uint64_t foreign_seen;
+	uint64_t notifications_replayed; /* kept during a scan, replayed on its snapshot */
+	uint64_t keep_overflows;         /* more than SYNC_KEEP_MAX during one: scanned again */
 };
+
+/*
+ * sync_keeps - whether t's scan is under way: its route notifications are then
+ * kept (sync_keep) and replayed in order once the scan's snapshot is applied,
+ * instead of being acted on at once (DESIGN invariant 6). Over SYNC_KEEP_MAX
+ * bytes of them, the scan is taken again.
+ */
+bool sync_keeps(const struct rtable *t);
+struct nlmsghdr;
+void sync_keep(struct rtable *t, const struct nlmsghdr *nlh);
 
 /*
  * sync_init - the dump socket; adopted routes nobody claims go after grace_s

@@ -4,6 +4,10 @@
  * queued costs nothing more) and lets the test decide each write's outcome.
  */
 #include <stdlib.h>
+#include <string.h>
+
+#include <libmnl/libmnl.h>
+#include <linux/rtnetlink.h>
 
 #include "nl.h"
 #include "nl_fake.h"
@@ -12,6 +16,7 @@ static nl_done_cb done_cb;
 static struct route *qhead, *qtail;
 static uint64_t queued;
 unsigned fake_nl_writes;
+unsigned fake_nl_notified;
 unsigned fake_nl_enqueues;
 
 int
@@ -128,4 +133,45 @@ uint64_t
 nl_monitor_catch_up(void)
 {
 	return 0;
+}
+
+/*
+ * What nl.c does with a notification by someone else, for the tests of sync's
+ * replay: a deleted route of fibd's protocol is forgotten if only adopted and
+ * written again if wanted; another protocol's route on a wanted key of fibd's
+ * means it was lost.
+ */
+void
+nl_route_notified(struct rtable *t, const struct nlmsghdr *nlh)
+{
+	const struct rtmsg *rtm = mnl_nlmsg_get_payload(nlh);
+	const struct nlattr *attr;
+	bool del = nlh->nlmsg_type == RTM_DELROUTE;
+	union ps_addr prefix;
+	uint32_t metric = 0;
+	struct route *r;
+
+	memset(&prefix, 0, sizeof(prefix));
+	mnl_attr_for_each(attr, nlh, sizeof(*rtm)) {
+		if (mnl_attr_get_type(attr) == RTA_PRIORITY)
+			metric = mnl_attr_get_u32(attr);
+		else if (mnl_attr_get_type(attr) == RTA_DST)
+			memcpy(prefix.b, mnl_attr_get_payload(attr), mnl_attr_get_payload_len(attr));
+	}
+	fake_nl_notified++;
+	if (del != (rtm->rtm_protocol == FAKE_NL_PROTOCOL))
+		return;
+	if (!(r = table_lookup(t, &prefix, rtm->rtm_dst_len, rtm->rtm_tos, metric)) || !r->have ||
+	    (r->flags & (R_QUEUED | R_INFLIGHT)))
+		return;
+	if (!r->want) {
+		if (del) {
+			t->n_installed--;
+			rattr_unref(r->have);
+			r->have = NULL;
+			table_release(r);
+		}
+		return;
+	}
+	nl_route_lost(r);
 }

@@ -2,9 +2,13 @@
  * The sync engine fed scripted dump datagrams through its own parser and job
  * logic (the dump socket's I/O replaced with sync_set_io, the loop run by the
  * test): an interrupted dump and then a good one (nothing adopted from the
- * first), a dump during which the table changed (discarded), ENOBUFS on the
- * dump socket (discarded, retried), a table whose dumps keep failing does not
- * hold up another table's first scan, and shutdown in the middle of a dump.
+ * first), notifications during a dump kept and replayed in order on its
+ * snapshot (add then delete ends deleted, delete then add ends present), an
+ * overflow of them (the dump is taken again), an IPv6 dump during which others
+ * changed the table (discarded: the kernel's IPv6 walker may skip routes),
+ * ENOBUFS on the dump socket (discarded, retried), a table whose dumps keep
+ * failing does not hold up another table's first scan, and shutdown in the
+ * middle of a dump.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -22,6 +26,8 @@
 #include <uv.h>
 
 #include "log.h"
+#include "nl.h"
+#include "nl_fake.h"
 #include "nlbuild.h"
 #include "sync.h"
 #include "table.h"
@@ -115,8 +121,29 @@ lookup(struct rtable *t, const char *dst, unsigned plen)
 {
 	union ps_addr p = { 0 };
 
-	inet_pton(AF_INET, dst, p.b);
+	inet_pton(t->family == PS_FAM_V4 ? AF_INET : AF_INET6, dst, p.b);
 	return table_lookup(t, &p, (uint8_t)plen, 0, 0);
+}
+
+/*
+ * A notification by someone else about table t, as nl.c's monitor hands it
+ * on: counted, then kept while t's scan runs, or acted on at once.
+ */
+static void
+notify(struct rtable *t, uint16_t type, const char *dst, unsigned plen, uint8_t proto)
+{
+	static struct nlbuild b;
+	struct nlmsghdr *nlh = (struct nlmsghdr *)b.buf;
+
+	memset(&b, 0, sizeof(b));
+	nlb_route(&b, t->family == PS_FAM_V4 ? AF_INET : AF_INET6, dst, plen, t->id, proto, 0, 0);
+	nlh->nlmsg_type = type;
+	nlh->nlmsg_flags = 0;
+	t->changes++;
+	if (sync_keeps(t))
+		sync_keep(t, nlh);
+	else
+		nl_route_notified(t, nlh);
 }
 
 /* After a discarded dump: request number n comes, and a good dump of dst/24 is adopted. */
@@ -204,9 +231,63 @@ test_interrupted_then_good(void **state)
 	assert_int_equal(st.routes_adopted, 1);
 }
 
-/* The kernel did not flag it, but the monitor saw the table change: discarded. */
+/*
+ * Notifications while the dump runs are kept and replayed in order once its
+ * snapshot is applied: an IPv4 dump during which others changed the table is
+ * good, since every change it may have missed comes in a notification.
+ */
 static void
-test_changed_during_dump_discarded(void **state)
+test_notifications_replayed_in_order(void **state)
+{
+	struct rtable *t = table_get(100, PS_FAM_V4, true);
+	struct sync_stats st;
+	struct nlbuild *b;
+	(void)state;
+
+	assert_false(sync_table_ready(t));
+	b = next_datagram();
+	nlb_route(b, AF_INET, "192.0.2.0", 24, 100, 12, 0, 0);    /* A */
+	nlb_route(b, AF_INET, "198.51.100.0", 24, 100, 12, 0, 0); /* B */
+	deliver();
+	assert_true(sync_keeps(t));
+	/* C added behind the dump's position, then deleted: ends deleted. */
+	notify(t, RTM_NEWROUTE, "10.0.0.0", 8, 12);
+	notify(t, RTM_DELROUTE, "10.0.0.0", 8, 12);
+	/* A deleted, then added again: ends present. */
+	notify(t, RTM_DELROUTE, "192.0.2.0", 24, 12);
+	notify(t, RTM_NEWROUTE, "192.0.2.0", 24, 12);
+	/* B deleted: no longer adopted. D, another protocol's: not fibd's business. */
+	notify(t, RTM_DELROUTE, "198.51.100.0", 24, 12);
+	notify(t, RTM_NEWROUTE, "203.0.113.0", 24, 4);
+	/* E added after the dump passed its place: adopted from the notification. */
+	notify(t, RTM_NEWROUTE, "172.16.0.0", 12, 12);
+	assert_null(lookup(t, "192.0.2.0", 24)); /* nothing applied before the dump ends */
+	b = next_datagram();
+	nlb_done(b, 0);
+	deliver();
+	cond_table = t;
+	assert_true(run_until(table_ready));
+	assert_false(sync_keeps(t));
+	sync_get_stats(&st);
+	assert_int_equal(st.dumps_completed, 1);
+	assert_int_equal(st.dumps_interrupted, 0);
+	assert_int_equal(st.notifications_replayed, 7);
+	assert_true(lookup(t, "10.0.0.0", 8) == NULL || lookup(t, "10.0.0.0", 8)->have == NULL);
+	assert_non_null(lookup(t, "192.0.2.0", 24));
+	assert_non_null(lookup(t, "192.0.2.0", 24)->have);
+	assert_true(lookup(t, "198.51.100.0", 24) == NULL || lookup(t, "198.51.100.0", 24)->have == NULL);
+	assert_null(lookup(t, "203.0.113.0", 24));
+	assert_non_null(lookup(t, "172.16.0.0", 12));
+	assert_non_null(lookup(t, "172.16.0.0", 12)->have);
+	assert_int_equal(t->n_installed, 2); /* A and E */
+	/* After the scan, notifications are acted on at once again. */
+	notify(t, RTM_DELROUTE, "172.16.0.0", 12, 12);
+	assert_true(lookup(t, "172.16.0.0", 12) == NULL || lookup(t, "172.16.0.0", 12)->have == NULL);
+}
+
+/* More notifications during a dump than can be kept: the dump is taken again. */
+static void
+test_keep_overflow_rescans(void **state)
 {
 	struct rtable *t = table_get(100, PS_FAM_V4, true);
 	struct sync_stats st;
@@ -217,15 +298,53 @@ test_changed_during_dump_discarded(void **state)
 	b = next_datagram();
 	nlb_route(b, AF_INET, "192.0.2.0", 24, 100, 12, 0, 0);
 	deliver();
-	t->changes++; /* a notification from someone else, as nl.c counts it */
+	for (unsigned i = 0; i < SYNC_KEEP_MAX / 40; i++) /* each is 44 bytes */
+		notify(t, i % 2 ? RTM_DELROUTE : RTM_NEWROUTE, "203.0.113.0", 24, 4);
+	b = next_datagram();
+	nlb_done(b, 0);
+	deliver();
+	sync_get_stats(&st);
+	assert_int_equal(st.keep_overflows, 1);
+	assert_int_equal(st.dumps_failed, 1);
+	assert_int_equal(st.dumps_completed, 0);
+	assert_null(lookup(t, "192.0.2.0", 24));
+	retry_then_adopt(t, 2, "198.51.100.0");
+}
+
+/*
+ * An IPv6 dump during which others changed the table: the kernel's walker may
+ * have skipped routes nobody touched, unflagged, so it is discarded.
+ */
+static void
+test_v6_changed_during_dump_discarded(void **state)
+{
+	struct rtable *t = table_get(100, PS_FAM_V6, true);
+	struct sync_stats st;
+	struct nlbuild *b;
+	(void)state;
+
+	assert_false(sync_table_ready(t));
+	b = next_datagram();
+	nlb_route(b, AF_INET6, "2001:db8::", 32, 100, 12, 0, 0);
+	deliver();
+	notify(t, RTM_NEWROUTE, "2001:db8:1::", 48, 4);
 	b = next_datagram();
 	nlb_done(b, 0);
 	deliver();
 	sync_get_stats(&st);
 	assert_int_equal(st.dumps_interrupted, 1);
 	assert_int_equal(st.dumps_completed, 0);
-	assert_null(lookup(t, "192.0.2.0", 24));
-	retry_then_adopt(t, 2, "192.0.2.0");
+	assert_null(lookup(t, "2001:db8::", 32));
+	/* Retried after a pause; a quiet dump is good. */
+	want_requests = 2;
+	assert_true(run_until(requests_reached));
+	b = next_datagram();
+	nlb_route(b, AF_INET6, "2001:db8::", 32, 100, 12, 0, 0);
+	nlb_done(b, 0);
+	deliver();
+	cond_table = t;
+	assert_true(run_until(table_ready));
+	assert_non_null(lookup(t, "2001:db8::", 32));
 }
 
 /* ENOBUFS on the dump socket: messages were lost; discarded and retried. */
@@ -304,7 +423,9 @@ main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_interrupted_then_good, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_changed_during_dump_discarded, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_notifications_replayed_in_order, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_keep_overflow_rescans, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_v6_changed_during_dump_discarded, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_enobufs_discards, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_failing_table_does_not_block_another, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_shutdown_mid_dump, setup, teardown),
