@@ -58,6 +58,19 @@ snap_take(struct snap *s)
 	s->uptime_s = (uv_hrtime() - started_ns) / 1000000000u;
 }
 
+/* A client's state in words: feeding, connected, stale (seconds left), persisting, disconnected. */
+static const char *
+client_state(const struct owner_info *oi, char *buf, size_t len)
+{
+	if (oi->connected)
+		snprintf(buf, len, "%s", oi->in_feed ? "feeding" : "connected");
+	else if (oi->stale_left_s)
+		snprintf(buf, len, "stale, %llu s left", (unsigned long long)oi->stale_left_s);
+	else
+		snprintf(buf, len, "%s", oi->persist ? "persisting" : "disconnected");
+	return buf;
+}
+
 static void
 status_text(struct text *t, const struct snap *sn)
 {
@@ -72,15 +85,8 @@ status_text(struct text *t, const struct snap *sn)
 	tprintf(t, "sessions %u, clients %u\n", feed_session_count(), feed_owner_count());
 	for (unsigned i = 0; feed_owner_at(i, &oi) == 0; i++) {
 		char state[48];
-		if (oi.connected)
-			snprintf(state, sizeof(state), "%s", oi.in_feed ? "feeding" : "connected");
-		else if (oi.stale_left_s)
-			snprintf(state, sizeof(state), "stale, %llu s left",
-			    (unsigned long long)oi.stale_left_s);
-		else
-			snprintf(state, sizeof(state), "%s", oi.persist ? "persisting" : "disconnected");
 		tprintf(t, "  client %-20s %-20s routes %llu pending %llu generation %llu\n", oi.name,
-		    state, (unsigned long long)oi.routes, (unsigned long long)oi.pending,
+		    client_state(&oi, state, sizeof(state)), (unsigned long long)oi.routes, (unsigned long long)oi.pending,
 		    (unsigned long long)oi.generation);
 	}
 	tprintf(t, "tables\n");
@@ -500,10 +506,7 @@ show_one(struct route *r, void *ctx)
 		put_addr(t, rt->family, &p);
 		tprintf(t, "/%u\",\"table\":%u,\"family\":\"%s\",\"metric\":%u,\"tos\":%u,\"client\":",
 		    route_plen(r), rt->id, rt->family == PS_FAM_V4 ? "inet" : "inet6", r->metric, r->tos);
-		if (owner)
-			json_str(t, owner);
-		else
-			tprintf(t, "null");
+		json_str_or_null(t, owner);
 		tprintf(t, ",\"desired\":");
 		put_attrs_json(t, r->want);
 		tprintf(t, ",\"kernel\":");
@@ -1072,13 +1075,7 @@ clients_text(struct text *t, bool json)
 		    "generation", "peer");
 	for (unsigned i = 0; feed_owner_at(i, &oi) == 0; i++) {
 		char state[48], peer[48] = "-";
-		if (oi.connected)
-			snprintf(state, sizeof(state), "%s", oi.in_feed ? "feeding" : "connected");
-		else if (oi.stale_left_s)
-			snprintf(state, sizeof(state), "stale, %llu s left",
-			    (unsigned long long)oi.stale_left_s);
-		else
-			snprintf(state, sizeof(state), "%s", oi.persist ? "persisting" : "disconnected");
+		client_state(&oi, state, sizeof(state));
 		if (oi.connected)
 			snprintf(peer, sizeof(peer), "uid %d pid %d", oi.uid, oi.pid);
 		if (!json) {

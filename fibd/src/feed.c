@@ -993,20 +993,6 @@ on_hello(struct session *s, const struct ps_hello *h)
 		learners_change(s, +1);
 }
 
-/* A control answer that is only its end: a refusal. */
-static void
-ctl_end(struct session *s, uint32_t req, int code, const char *text)
-{
-	struct ps_msg end;
-
-	memset(&end, 0, sizeof(end));
-	end.type = PS_CTL_END;
-	end.u.ctl_end.req = req;
-	end.u.ctl_end.code = (uint16_t)code;
-	end.u.ctl_end.text = ps_str_from(text);
-	ps_enc_msg(&s->out, &end, NULL);
-}
-
 static void
 handle(struct session *s, const struct ps_msg *m)
 {
@@ -1048,7 +1034,7 @@ handle(struct session *s, const struct ps_msg *m)
 			break;
 		if (s->stream) {
 			/* One streamed answer at a time: the next request waits for no one. */
-			ctl_end(s, m->u.ctl_request.req, PS_E_LIMIT,
+			ctl_send_end(&s->out, m->u.ctl_request.req, PS_E_LIMIT,
 			    "a dump, diff or watch is still under way on this session");
 			return;
 		}
@@ -1058,7 +1044,7 @@ handle(struct session *s, const struct ps_msg *m)
 			snprintf(text, sizeof(text), "%s changes fibd's state: only %s may", m->u.ctl_request.cmd,
 			    who);
 			log_warn("ctl: refused to uid %d (pid %d): %s", (int)s->uid, (int)s->pid, text);
-			ctl_end(s, m->u.ctl_request.req, PS_E_DENIED, text);
+			ctl_send_end(&s->out, m->u.ctl_request.req, PS_E_DENIED, text);
 			return;
 		}
 		s->stream = ctl_handle(&s->out, &m->u.ctl_request, s);

@@ -60,6 +60,15 @@ json_str(struct text *t, const char *s)
 }
 
 void
+json_str_or_null(struct text *t, const char *s)
+{
+	if (s)
+		json_str(t, s);
+	else
+		tprintf(t, "null");
+}
+
+void
 put_addr(struct text *t, uint8_t fam, const union ps_addr *a)
 {
 	char buf[INET6_ADDRSTRLEN];

@@ -25,6 +25,9 @@ void tprintf(struct text *t, const char *fmt, ...) __attribute__((format(printf,
 /* A JSON string: escapes quotes, backslashes and control characters. */
 void json_str(struct text *t, const char *s);
 
+/* json_str, or null for NULL. */
+void json_str_or_null(struct text *t, const char *s);
+
 /* An address of family fam (PS_FAM_V4, PS_FAM_V6). */
 void put_addr(struct text *t, uint8_t fam, const union ps_addr *a);
 

@@ -98,6 +98,22 @@ put_key_json(struct text *t, const struct rtable *rt, const union ps_addr *p, ui
 	    fam_name(rt->family), metric, tos);
 }
 
+/* An event's start: its time and name, and for JSON the route's key. */
+static void
+event_head(struct text *t, bool json, enum watch_event ev, const struct rtable *rt,
+    const union ps_addr *p, uint8_t plen, uint8_t tos, uint32_t metric)
+{
+	if (json) {
+		tprintf(t, "{\"time\":\"");
+		put_time(t);
+		tprintf(t, "\",\"event\":\"%s\",", ev_names[ev]);
+		put_key_json(t, rt, p, plen, tos, metric);
+		return;
+	}
+	put_time(t);
+	tprintf(t, " %-10s ", ev_names[ev]);
+}
+
 void
 watch_route(enum watch_event ev, const struct route *r, const char *client, int err, const char *text)
 {
@@ -110,18 +126,12 @@ watch_route(enum watch_event ev, const struct route *r, const char *client, int 
 		struct text *t = &w->buf;
 		if (!wants(w, rt))
 			continue;
+		event_head(t, w->json, ev, rt, &p, route_plen(r), r->tos, r->metric);
 		if (w->json) {
-			tprintf(t, "{\"time\":\"");
-			put_time(t);
-			tprintf(t, "\",\"event\":\"%s\",", ev_names[ev]);
-			put_key_json(t, rt, &p, route_plen(r), r->tos, r->metric);
 			tprintf(t, ",\"route\":");
 			put_attrs_json(t, a);
 			tprintf(t, ",\"client\":");
-			if (client)
-				json_str(t, client);
-			else
-				tprintf(t, "null");
+			json_str_or_null(t, client);
 			tprintf(t, ",\"errno\":%d,\"error\":", err > 0 ? err : 0);
 			if (err > 0 || text)
 				json_str(t, text ? text : strerror(err));
@@ -130,8 +140,6 @@ watch_route(enum watch_event ev, const struct route *r, const char *client, int 
 			tprintf(t, "}\n");
 			continue;
 		}
-		put_time(t);
-		tprintf(t, " %-10s ", ev_names[ev]);
 		put_route(t, rt->family, &p, route_plen(r), a, rt->id, r->metric, r->tos);
 		if (client)
 			tprintf(t, "  # client %s", client);
@@ -153,15 +161,10 @@ watch_kernel(enum watch_event ev, const struct rtable *rt, const union ps_addr *
 		struct text *t = &w->buf;
 		if (!wants(w, rt))
 			continue;
+		event_head(t, w->json, ev, rt, prefix, plen, tos, metric);
 		if (w->json) {
-			tprintf(t, "{\"time\":\"");
-			put_time(t);
-			tprintf(t, "\",\"event\":\"%s\",", ev_names[ev]);
-			put_key_json(t, rt, prefix, plen, tos, metric);
 			tprintf(t, ",\"protocol\":%u}\n", protocol);
 		} else {
-			put_time(t);
-			tprintf(t, " %-10s ", ev_names[ev]);
 			put_route(t, rt->family, prefix, plen, NULL, rt->id, metric, tos);
 			tprintf(t, " proto %u  # by someone else\n", protocol);
 		}
@@ -202,10 +205,7 @@ watch_diff(struct rtable *rt, enum diff_kind kind, const struct route *r, const 
 			tprintf(t, "{\"diff\":\"%s\",", diff_names[kind]);
 			put_key_json(t, rt, &p, route_plen(r), r->tos, r->metric);
 			tprintf(t, ",\"client\":");
-			if (owner)
-				json_str(t, owner);
-			else
-				tprintf(t, "null");
+			json_str_or_null(t, owner);
 			tprintf(t, ",\"desired\":");
 			put_attrs_json(t, r->want);
 			tprintf(t, ",\"kernel\":");

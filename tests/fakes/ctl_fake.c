@@ -28,13 +28,8 @@ ctl_stream_more(struct ctl_stream *st, struct ps_buf *out)
 struct ctl_stream *
 ctl_handle(struct ps_buf *out, const struct ps_ctl_request *req, void *session)
 {
-	struct ps_msg m;
-
 	(void)session;
-	memset(&m, 0, sizeof(m));
-	m.type = PS_CTL_END;
-	m.u.ctl_end.req = req->req;
-	ps_enc_msg(out, &m, NULL);
+	ctl_send_end(out, req->req, 0, NULL);
 	return NULL;
 }
 
@@ -42,4 +37,17 @@ bool
 ctl_changes_state(const char *cmd)
 {
 	return !strcmp(cmd, "resync") || !strcmp(cmd, "couple") || !strcmp(cmd, "decouple");
+}
+
+void
+ctl_send_end(struct ps_buf *out, uint32_t req, int code, const char *text)
+{
+	struct ps_msg m;
+
+	memset(&m, 0, sizeof(m));
+	m.type = PS_CTL_END;
+	m.u.ctl_end.req = req;
+	m.u.ctl_end.code = (uint16_t)code;
+	m.u.ctl_end.text = ps_str_from(text);
+	ps_enc_msg(out, &m, NULL);
 }

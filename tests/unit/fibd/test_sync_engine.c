@@ -146,22 +146,22 @@ notify(struct rtable *t, uint16_t type, const char *dst, unsigned plen, uint8_t 
 		nl_route_notified(t, nlh);
 }
 
-/* After a discarded dump: request number n comes, and a good dump of dst/24 is adopted. */
+/* After a discarded dump: request number n comes, and a good dump of dst/plen is adopted. */
 static void
-retry_then_adopt(struct rtable *t, unsigned n, const char *dst)
+retry_then_adopt(struct rtable *t, unsigned n, const char *dst, unsigned plen)
 {
 	struct nlbuild *b;
 
 	want_requests = n;
 	assert_true(run_until(requests_reached));
 	b = next_datagram();
-	nlb_route(b, AF_INET, dst, 24, t->id, 12, 0, 0);
+	nlb_route(b, t->family == PS_FAM_V4 ? AF_INET : AF_INET6, dst, plen, t->id, 12, 0, 0);
 	nlb_done(b, 0);
 	deliver();
 	cond_table = t;
 	assert_true(run_until(table_ready));
-	assert_non_null(lookup(t, dst, 24));
-	assert_non_null(lookup(t, dst, 24)->have);
+	assert_non_null(lookup(t, dst, plen));
+	assert_non_null(lookup(t, dst, plen)->have);
 }
 
 static int
@@ -308,7 +308,7 @@ test_keep_overflow_rescans(void **state)
 	assert_int_equal(st.dumps_failed, 1);
 	assert_int_equal(st.dumps_completed, 0);
 	assert_null(lookup(t, "192.0.2.0", 24));
-	retry_then_adopt(t, 2, "198.51.100.0");
+	retry_then_adopt(t, 2, "198.51.100.0", 24);
 }
 
 /*
@@ -335,16 +335,7 @@ test_v6_changed_during_dump_discarded(void **state)
 	assert_int_equal(st.dumps_interrupted, 1);
 	assert_int_equal(st.dumps_completed, 0);
 	assert_null(lookup(t, "2001:db8::", 32));
-	/* Retried after a pause; a quiet dump is good. */
-	want_requests = 2;
-	assert_true(run_until(requests_reached));
-	b = next_datagram();
-	nlb_route(b, AF_INET6, "2001:db8::", 32, 100, 12, 0, 0);
-	nlb_done(b, 0);
-	deliver();
-	cond_table = t;
-	assert_true(run_until(table_ready));
-	assert_non_null(lookup(t, "2001:db8::", 32));
+	retry_then_adopt(t, 2, "2001:db8::", 32); /* after a pause; a quiet dump is good */
 }
 
 /* ENOBUFS on the dump socket: messages were lost; discarded and retried. */
@@ -365,7 +356,7 @@ test_enobufs_discards(void **state)
 	sync_get_stats(&st);
 	assert_int_equal(st.dumps_failed, 1);
 	assert_null(lookup(t, "192.0.2.0", 24));
-	retry_then_adopt(t, 2, "198.51.100.0");
+	retry_then_adopt(t, 2, "198.51.100.0", 24);
 }
 
 /*
