@@ -6,7 +6,8 @@
  * snapshot (add then delete ends deleted, delete then add ends present), an
  * overflow of them (the dump is taken again), an IPv6 dump during which others
  * changed the table (discarded: the kernel's IPv6 walker may skip routes),
- * ENOBUFS on the dump socket (discarded, retried), a table whose dumps keep
+ * ENOBUFS on the dump socket (discarded, retried), a monitor overrun (the dump
+ * taken again; a rescan asked for), a table whose dumps keep
  * failing does not hold up another table's first scan, and shutdown in the
  * middle of a dump.
  */
@@ -389,6 +390,41 @@ test_failing_table_does_not_block_another(void **state)
 	assert_int_equal(last_table, 100);
 }
 
+/*
+ * ENOBUFS on the monitor: notifications were lost. During a dump, the dump is
+ * no snapshot and is taken again; at any time, nl asks for a rescan of every
+ * table (sync_rescan_soon), which comes after a short delay.
+ */
+static void
+test_monitor_overrun_rescans(void **state)
+{
+	struct rtable *t = table_get(100, PS_FAM_V4, true);
+	struct sync_stats st;
+	struct nlbuild *b;
+	(void)state;
+
+	assert_false(sync_table_ready(t));
+	b = next_datagram();
+	nlb_route(b, AF_INET, "192.0.2.0", 24, 100, 12, 0, 0);
+	deliver();
+	fake_nl_overruns++; /* the monitor overran while the dump ran */
+	b = next_datagram();
+	nlb_done(b, 0);
+	deliver();
+	sync_get_stats(&st);
+	assert_int_equal(st.dumps_failed, 1);
+	assert_int_equal(st.dumps_completed, 0);
+	assert_null(lookup(t, "192.0.2.0", 24));
+	retry_then_adopt(t, 2, "192.0.2.0", 24);
+
+	/* An overrun later: a rescan of the table follows, and it completes. */
+	fake_nl_overruns++;
+	sync_rescan_soon();
+	retry_then_adopt(t, 3, "192.0.2.0", 24);
+	sync_get_stats(&st);
+	assert_int_equal(st.dumps_completed, 2);
+}
+
 /* SIGTERM in the middle of a dump: sync closes with the job half done, nothing leaks. */
 static void
 test_shutdown_mid_dump(void **state)
@@ -419,6 +455,7 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_v6_changed_during_dump_discarded, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_enobufs_discards, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_failing_table_does_not_block_another, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_monitor_overrun_rescans, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_shutdown_mid_dump, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
