@@ -1114,9 +1114,9 @@ tables_text(struct text *t, bool json)
 	int64_t now = (int64_t)time(NULL);
 
 	if (!json)
-		tprintf(t, "%-10s %-6s %-14s %10s %10s %10s %8s %8s %10s %9s %8s\n", "table", "family",
+		tprintf(t, "%-10s %-6s %-14s %10s %10s %10s %8s %8s %10s %10s %8s\n", "table", "family",
 		    "state", "desired", "installed", "pending", "failed", "waiting", "last dump",
-		    "its routes", "discards");
+		    "in it", "discards");
 	else
 		tprintf(t, "[");
 	for (unsigned i = 0; i < table_count(); i++) {
@@ -1125,7 +1125,7 @@ tables_text(struct text *t, bool json)
 		if (rt->scanned_at)
 			snprintf(ago, sizeof(ago), "%llds ago", (long long)(now - rt->scanned_at));
 		if (!json) {
-			tprintf(t, "%-10u %-6s %-14s %10llu %10llu %10llu %8llu %8llu %10s %9llu %8llu\n",
+			tprintf(t, "%-10u %-6s %-14s %10llu %10llu %10llu %8llu %8llu %10s %10llu %8llu\n",
 			    rt->id, rt->family == PS_FAM_V4 ? "inet" : "inet6", scan_state(rt),
 			    (unsigned long long)rt->n_desired, (unsigned long long)rt->n_installed,
 			    (unsigned long long)rt->n_pending, (unsigned long long)rt->n_failed,
