@@ -116,12 +116,13 @@ status_text(struct text *t, const struct snap *sn)
 	tprintf(t, "sync: dumps %llu started, %llu completed, %llu interrupted, %llu failed; "
 		   "%llu rescans asked for by events; %llu routes adopted, %llu unclaimed ones pruned, "
 		   "%llu found changed and rewritten; %llu notifications replayed after scans, "
-		   "%llu overflows\n",
+		   "%llu overflows; %llu IPv6 dumps used unsure\n",
 	    (unsigned long long)sn->ss.dumps_started, (unsigned long long)sn->ss.dumps_completed,
 	    (unsigned long long)sn->ss.dumps_interrupted, (unsigned long long)sn->ss.dumps_failed,
 	    (unsigned long long)sn->ss.rescans_triggered, (unsigned long long)sn->ss.routes_adopted,
 	    (unsigned long long)sn->ss.routes_pruned, (unsigned long long)sn->ss.routes_changed,
-	    (unsigned long long)sn->ss.notifications_replayed, (unsigned long long)sn->ss.keep_overflows);
+	    (unsigned long long)sn->ss.notifications_replayed, (unsigned long long)sn->ss.keep_overflows,
+	    (unsigned long long)sn->ss.dumps_unsure);
 	learn_get_stats(&ls);
 	tprintf(t, "learn: %llu LEARN messages sent, %llu foreign routes not expressible, "
 		   "%llu notifications replayed after learn dumps, %llu overflows\n",
@@ -282,6 +283,9 @@ metrics_text(struct text *t, const struct snap *sn)
 	    "Notifications kept during a scan and replayed on its snapshot", (double)ss->notifications_replayed);
 	metric1(t, "fibd_scan_keep_overflows_total", "counter",
 	    "Scans taken again: too many notifications came during them", (double)ss->keep_overflows);
+	metric1(t, "fibd_dumps_unsure_total", "counter",
+	    "IPv6 dumps used although others changed the table during them (absences not trusted)",
+	    (double)ss->dumps_unsure);
 	learn_get_stats(&ls);
 	metric1(t, "fibd_learn_messages_total", "counter", "LEARN messages sent", (double)ls.sent);
 	metric1(t, "fibd_feed_messages_total", "counter", "Messages read from clients", (double)fs->msgs_in);
@@ -358,12 +362,13 @@ status_json(struct text *t, const struct snap *sn)
 	    "\"sync\":{\"dumps_started\":%llu,\"dumps_completed\":%llu,\"dumps_interrupted\":%llu,"
 	    "\"dumps_failed\":%llu,\"rescans_triggered\":%llu,\"routes_adopted\":%llu,"
 	    "\"routes_pruned\":%llu,\"routes_changed\":%llu,\"notifications_replayed\":%llu,"
-	    "\"keep_overflows\":%llu},",
+	    "\"keep_overflows\":%llu,\"dumps_unsure\":%llu},",
 	    (unsigned long long)sn->ss.dumps_started, (unsigned long long)sn->ss.dumps_completed,
 	    (unsigned long long)sn->ss.dumps_interrupted, (unsigned long long)sn->ss.dumps_failed,
 	    (unsigned long long)sn->ss.rescans_triggered, (unsigned long long)sn->ss.routes_adopted,
 	    (unsigned long long)sn->ss.routes_pruned, (unsigned long long)sn->ss.routes_changed,
-	    (unsigned long long)sn->ss.notifications_replayed, (unsigned long long)sn->ss.keep_overflows);
+	    (unsigned long long)sn->ss.notifications_replayed, (unsigned long long)sn->ss.keep_overflows,
+	    (unsigned long long)sn->ss.dumps_unsure);
 	learn_get_stats(&ls);
 	tprintf(t, "\"learn\":{\"sent\":%llu,\"skipped\":%llu,\"replayed\":%llu,\"overflows\":%llu},",
 	    (unsigned long long)ls.sent, (unsigned long long)ls.skipped,
@@ -1137,14 +1142,14 @@ tables_text(struct text *t, bool json)
 		    "%s{\"table\":%u,\"family\":\"%s\",\"state\":\"%s\",\"decoupled\":%s,\"entries\":%llu,"
 		    "\"desired\":%llu,\"installed\":%llu,\"pending\":%llu,\"failed\":%llu,"
 		    "\"waiting\":%llu,\"last_dump\":%lld,\"last_dump_routes\":%llu,\"dumps_discarded\":%llu,"
-		    "\"changes_by_others\":%llu}",
+		    "\"last_dump_unsure\":%s,\"changes_by_others\":%llu}",
 		    i ? "," : "", rt->id, rt->family == PS_FAM_V4 ? "inet" : "inet6", scan_state(rt),
 		    rt->decoupled ? "true" : "false", (unsigned long long)rt->n_routes,
 		    (unsigned long long)rt->n_desired, (unsigned long long)rt->n_installed,
 		    (unsigned long long)rt->n_pending, (unsigned long long)rt->n_failed,
 		    (unsigned long long)rt->n_waiting, (long long)rt->scanned_at,
 		    (unsigned long long)rt->scan_routes, (unsigned long long)rt->scan_discards,
-		    (unsigned long long)rt->changes);
+		    rt->dump_unsure ? "true" : "false", (unsigned long long)rt->changes);
 	}
 	if (json)
 		tprintf(t, "]\n");

@@ -960,6 +960,8 @@ handle_ack(const struct nlmsghdr *nlh)
 			finish(r, -1, NULL);
 			return;
 		}
+		if (err == EEXIST && f.op == OP_ADD_EXCL)
+			sync_route_exists(table_at(r->rt)); /* fibd's own, missed by a dump? */
 		if (r->want != f.sent) {
 			/* It changed meanwhile: write the new state instead of parking. */
 			nl_enqueue(r);

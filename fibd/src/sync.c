@@ -754,6 +754,9 @@ sync_on_apply(uv_idle_t *h)
 		t->scan = SCAN_DONE;
 		nl_release_held(t);
 		job_done();
+	} else if (t->dump_unsure) {
+		/* What an unsure dump lacks may be there: no route is taken for lost from it. */
+		rescan_done();
 	} else {
 		feed_repair(t, rescan_done);
 	}
@@ -765,7 +768,7 @@ static void
 rescan_done(void)
 {
 	if (sy.cur->diffing)
-		watch_diff_end(sy.cur, sy.cur->scan_routes);
+		watch_diff_end(sy.cur, sy.cur->scan_routes, sy.cur->dump_unsure);
 	job_done();
 }
 
@@ -790,6 +793,16 @@ job_end(bool ok, const char *why)
 	if (ok) {
 		sy.st.dumps_completed++;
 		t->scan_retry_ms = 0;
+		if (!learning) {
+			t->dump_unsure = t->family == PS_FAM_V6 && t->changes != sy.changes_at_start;
+			t->churn_discards = 0;
+			if (t->dump_unsure) {
+				sy.st.dumps_unsure++;
+				log_info("sync: table %u inet6: changed by others during %u dumps in a row; "
+					 "using this one for what it shows, not for what it lacks",
+				    t->id, SYNC_CHURN_TRIES + 1);
+			}
+		}
 	}
 	if (learning && ok) {
 		log_info("sync: table %u %s: learn dump done", t->id,
@@ -1012,16 +1025,19 @@ sync_on_readable(uv_poll_t *h, int status, int events)
 			sy.st.dumps_failed++;
 			job_end(false, "too many notifications during the dump to keep");
 		} else if (r == 1 && !sy.keys_failed && sy.cur->family == PS_FAM_V6 &&
-		    sy.cur->changes != sy.changes_at_start) {
+		    sy.cur->changes != sy.changes_at_start &&
+		    sy.cur->churn_discards < SYNC_CHURN_TRIES) {
 			/*
 			 * An IPv4 dump is the table as of each prefix's turn, and the kept
 			 * notifications, replayed in order, bring every prefix up to date.
 			 * An IPv6 dump under churn is worse: the kernel's walker, restarted
 			 * on a tree change, skips by count, so routes nobody touched can be
 			 * missing or doubled, and no NLM_F_DUMP_INTR says so (50-churn
-			 * measures it). No notification covers those: such a dump is no
-			 * snapshot, and is taken again.
+			 * measures it). No notification covers those: such a dump is taken
+			 * again. After SYNC_CHURN_TRIES in a row one is used, as unsure:
+			 * what it shows is true, what it lacks is not trusted (job_end).
 			 */
+			sy.cur->churn_discards++;
 			sy.st.dumps_interrupted++;
 			job_end(false, "IPv6 table changed during the dump");
 		} else if (r == 1)
@@ -1058,6 +1074,15 @@ bool
 sync_table_ready_now(const struct rtable *t)
 {
 	return !sy.open || t->scan == SCAN_DONE || t->scan == SCAN_NONE;
+}
+
+void
+sync_route_exists(struct rtable *t)
+{
+	if (t->dump_unsure && t->scan == SCAN_DONE && !t->scan_queued) {
+		log_info("sync: table %u inet6: a route of fibd's may be there unseen; rescanning", t->id);
+		enqueue(t);
+	}
 }
 
 bool

@@ -27,6 +27,7 @@
 #define SYNC_RESCAN_DELAY_MS 500        /* link or address changes settle for this long */
 #define SYNC_GRACE_DEFAULT 120          /* seconds */
 #define SYNC_KEEP_MAX (8u << 20)        /* notifications kept during one scan, bytes */
+#define SYNC_CHURN_TRIES 3              /* IPv6 dumps discarded for churn before one is used anyway */
 
 struct sync_stats {
 	uint64_t dumps_started;
@@ -40,6 +41,7 @@ struct sync_stats {
 	uint64_t foreign_seen;
 	uint64_t notifications_replayed; /* kept during a scan, replayed on its snapshot */
 	uint64_t keep_overflows;         /* more than SYNC_KEEP_MAX during one: scanned again */
+	uint64_t dumps_unsure;           /* IPv6 dumps used under churn: absences not trusted */
 };
 
 /*
@@ -74,6 +76,13 @@ void sync_learn_table(struct rtable *t);
 
 /* sync_rescan_table - one table (false: its first scan is still to come). */
 bool sync_rescan_table(struct rtable *t);
+
+/*
+ * sync_route_exists - an add of a route of fibd's failed with EEXIST. If t's
+ * last dump was an unsure one, it may have missed that route, which is fibd's
+ * own: a rescan adopts it (and the add is retried as a replace).
+ */
+void sync_route_exists(struct rtable *t);
 void sync_rescan_soon(void);
 void sync_close(void);
 

@@ -29,6 +29,7 @@ struct watch {
 	uint8_t state[TABLE_MAX];
 	unsigned pending; /* tables not done yet */
 	uint64_t counts[DIFF_KINDS], listed, routes;
+	bool unsure;      /* an IPv6 table's dump was unsure: missing and failed not looked for */
 	bool ended;
 };
 
@@ -236,13 +237,14 @@ watch_diff(struct rtable *rt, enum diff_kind kind, const struct route *r, const 
 }
 
 void
-watch_diff_end(struct rtable *t, uint64_t routes)
+watch_diff_end(struct rtable *t, uint64_t routes, bool unsure)
 {
 	t->diffing = false;
 	for (struct watch *w = streams; w; w = w->next)
 		if (w->diff && w->state[t->idx] == D_COLLECTING) {
 			w->state[t->idx] = D_DONE;
 			w->routes += routes;
+			w->unsure |= unsure;
 			w->pending--;
 			feed_wake(w->session);
 		}
@@ -311,7 +313,7 @@ diff_open(void *session, uint32_t req, bool json, uint32_t table, char *err, siz
 bool
 watch_more(struct watch *w, struct ps_buf *out)
 {
-	char summary[256];
+	char summary[512];
 	uint64_t total = 0;
 
 	if (w->buf.failed) {
@@ -330,11 +332,13 @@ watch_more(struct watch *w, struct ps_buf *out)
 	/* fibctl reads the first number for its exit status: keep "diff: N differences" first. */
 	snprintf(summary, sizeof(summary),
 	    "diff: %llu differences (%llu missing, %llu differing, %llu extra, %llu failed) against "
-	    "fresh dumps of %llu routes%s",
+	    "fresh dumps of %llu routes%s%s",
 	    (unsigned long long)total, (unsigned long long)w->counts[DIFF_MISSING],
 	    (unsigned long long)w->counts[DIFF_DIFFERS], (unsigned long long)w->counts[DIFF_EXTRA],
 	    (unsigned long long)w->counts[DIFF_FAILED], (unsigned long long)w->routes,
-	    w->listed > DIFF_SHOW_MAX ? "; only the first 10000 are listed" : "");
+	    w->listed > DIFF_SHOW_MAX ? "; only the first 10000 are listed" : "",
+	    w->unsure ? "; an IPv6 table kept changing during its dumps, so missing and failed routes "
+			"were not looked for there" : "");
 	ctl_send_end(out, w->req, PS_E_OK, summary);
 	watch_close(w);
 	return true;

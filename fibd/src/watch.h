@@ -53,8 +53,12 @@ void watch_diff_begin(struct rtable *t);
 /* watch_diff - one difference the rescan found (kernel: what the dump showed, may be NULL). */
 void watch_diff(struct rtable *t, enum diff_kind kind, const struct route *r,
     const struct rattr *kernel);
-/* watch_diff_end - the rescan of t is applied and its repair walk done; routes counts its dump. */
-void watch_diff_end(struct rtable *t, uint64_t routes);
+/*
+ * watch_diff_end - the rescan of t is applied and its repair walk done; routes
+ * counts its dump. unsure: an IPv6 dump taken while others changed the table
+ * (sync.c), whose absences are not trusted: no missing or failed entry came.
+ */
+void watch_diff_end(struct rtable *t, uint64_t routes, bool unsure);
 
 struct watch;
 

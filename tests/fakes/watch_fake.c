@@ -29,8 +29,9 @@ watch_diff(struct rtable *t, enum diff_kind kind, const struct route *r, const s
 }
 
 void
-watch_diff_end(struct rtable *t, uint64_t routes)
+watch_diff_end(struct rtable *t, uint64_t routes, bool unsure)
 {
 	(void)t;
 	(void)routes;
+	(void)unsure;
 }
