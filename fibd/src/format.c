@@ -124,20 +124,20 @@ put_attrs(struct text *t, const struct rattr *a)
 void
 put_attrs_json(struct text *t, const struct rattr *a)
 {
-	size_t at;
+	struct text words = { 0 };
 
 	if (!a) {
 		tprintf(t, "null");
 		return;
 	}
-	tprintf(t, "{\"type\":\"%s\",\"route\":\"", type_name(a->type));
-	at = t->len;
-	put_attrs(t, a);
-	if (!t->failed && t->len > at && t->p[at] == ' ') { /* no space before the first word */
-		memmove(t->p + at, t->p + at + 1, t->len - at - 1);
-		t->len--;
-	}
-	tprintf(t, "\"}");
+	/* The words as a JSON string (an interface name may hold a quote), without the first space. */
+	put_attrs(&words, a);
+	tprintf(t, "{\"type\":\"%s\",\"route\":", type_name(a->type));
+	json_str(t, words.len && !words.failed ? words.p + 1 : "");
+	tprintf(t, "}");
+	if (words.failed)
+		t->failed = 1;
+	free(words.p);
 }
 
 

@@ -154,6 +154,28 @@ test_route_text_round_trips(void **state)
 	    "0.0.0.0/0 via 198.51.100.1 table 254 metric 0");
 }
 
+/* Attributes as JSON: the route's words as one string, escaped. */
+static void
+test_attrs_json(void **state)
+{
+	static struct ps_msg m;
+	struct text t = { 0 };
+	struct rattr *a;
+	char err[256];
+	(void)state;
+
+	assert_int_equal(parse_route_line("192.0.2.0/24 via 198.51.100.1 dev a\"b mtu 1400", &m, err,
+			     sizeof(err)), 0);
+	assert_non_null(a = rattr_intern(&m.u.route));
+	put_attrs_json(&t, a);
+	put_attrs_json(&t, NULL);
+	assert_false(t.failed);
+	assert_int_equal(t.len, strlen("{\"type\":\"unicast\",\"route\":\"via 198.51.100.1 dev a\\\"b mtu 1400\"}null"));
+	assert_memory_equal(t.p, "{\"type\":\"unicast\",\"route\":\"via 198.51.100.1 dev a\\\"b mtu 1400\"}null", t.len);
+	free(t.p);
+	rattr_unref(a);
+}
+
 static void
 test_json_strings(void **state)
 {
@@ -191,6 +213,7 @@ main(void)
 		cmocka_unit_test(test_commands_refused),
 		cmocka_unit_test(test_route_text_round_trips),
 		cmocka_unit_test(test_json_strings),
+		cmocka_unit_test(test_attrs_json),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
