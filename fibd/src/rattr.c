@@ -32,6 +32,17 @@ mix(uint32_t h, const void *data, size_t len)
 	return h;
 }
 
+/*
+ * A nexthop's weight as the kernel keeps it: a route with one nexthop has no
+ * weight (nl.c writes none, and a dump reads 1), so it counts as 1. Otherwise
+ * a client's single path of weight 9 would differ from the kernel's for ever.
+ */
+static uint16_t
+weight_of(const struct ps_route *r, unsigned i)
+{
+	return r->n_nexthops == 1 ? 1 : r->nh[i].weight;
+}
+
 static uint32_t
 hash_route(const struct ps_route *r)
 {
@@ -48,10 +59,11 @@ hash_route(const struct ps_route *r)
 		h = mix(h, &r->mtu, sizeof(r->mtu));
 	for (unsigned i = 0; i < r->n_nexthops; i++) {
 		const struct ps_nexthop *nh = &r->nh[i];
+		uint16_t w = weight_of(r, i);
 		h = mix(h, nh->gw.b, 16);
 		h = mix(h, &nh->gw_family, 1);
 		h = mix(h, &nh->flags, 1);
-		h = mix(h, &nh->weight, 2);
+		h = mix(h, &w, 2);
 		h = mix(h, nh->ifname, strnlen(nh->ifname, sizeof(nh->ifname)));
 	}
 	return h;
@@ -73,7 +85,7 @@ same(const struct rattr *a, const struct ps_route *r)
 	for (unsigned i = 0; i < a->n_nh; i++) {
 		const struct rnh *x = &a->nh[i];
 		const struct ps_nexthop *y = &r->nh[i];
-		if (x->gw_family != y->gw_family || x->flags != y->flags || x->weight != y->weight ||
+		if (x->gw_family != y->gw_family || x->flags != y->flags || x->weight != weight_of(r, i) ||
 		    memcmp(x->gw.b, y->gw.b, 16) || strncmp(x->ifname, y->ifname, PS_IFNAMSIZ))
 			return false;
 	}
@@ -136,7 +148,7 @@ rattr_intern(const struct ps_route *r)
 		a->nh[i].gw = r->nh[i].gw;
 		a->nh[i].gw_family = r->nh[i].gw_family;
 		a->nh[i].flags = r->nh[i].flags;
-		a->nh[i].weight = r->nh[i].weight;
+		a->nh[i].weight = weight_of(r, i);
 		memcpy(a->nh[i].ifname, r->nh[i].ifname, PS_IFNAMSIZ);
 	}
 	a->hnext = buckets[h & (n_buckets - 1)];

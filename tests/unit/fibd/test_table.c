@@ -291,7 +291,7 @@ static void
 test_rattr_interning(void **state)
 {
 	static struct ps_route r;
-	struct rattr *a, *b, *c, *d;
+	struct rattr *a, *b, *b2, *c, *d;
 	uint64_t base = rattr_count();
 	(void)state;
 
@@ -300,8 +300,23 @@ test_rattr_interning(void **state)
 	b = rattr_intern(&r);
 	assert_ptr_equal(a, b);
 	assert_int_equal(a->refs, 2);
-	route_with(&r, "198.51.100.1", "veth0", 2);
+	/* One nexthop has no weight in the kernel: weight 9 is the same set. */
+	route_with(&r, "198.51.100.1", "veth0", 9);
+	assert_ptr_equal(rattr_intern(&r), a);
+	assert_int_equal(a->nh[0].weight, 1);
+	rattr_unref(a);
+	/* With two, weights make the difference. */
+	route_with(&r, "198.51.100.1", "veth0", 1);
+	r.n_nexthops = 2;
+	r.nh[1] = r.nh[0];
+	r.nh[1].gw.b[3] = 2;
+	r.nh[1].weight = 2;
 	c = rattr_intern(&r);
+	r.nh[1].weight = 3;
+	b2 = rattr_intern(&r);
+	assert_ptr_not_equal(b2, c);
+	assert_int_equal(b2->nh[1].weight, 3);
+	rattr_unref(b2);
 	assert_ptr_not_equal(a, c);
 	route_with(&r, "198.51.100.1", "veth0", 1);
 	r.has = PS_RA_MTU;
