@@ -69,7 +69,7 @@ learn_msg(struct rtable *t, const struct nlmsghdr *nlh, uint8_t op)
 	if (rtm->rtm_type != RTN_UNICAST && rtm->rtm_type != RTN_BLACKHOLE &&
 	    rtm->rtm_type != RTN_UNREACHABLE && rtm->rtm_type != RTN_PROHIBIT)
 		return;
-	if (mnl_attr_parse(nlh, sizeof(*rtm), attr_cb, tb) < 0)
+	if (mnl_attr_parse(nlh, sizeof(*rtm), attr_cb, tb) < 0 || !sync_attrs_sane(tb))
 		return;
 	if (op == PS_LEARN_ADD) {
 		if (!sync_route_from_msg(rtm, tb, t->family, rt, NULL)) {

@@ -1028,7 +1028,7 @@ nl_on_wr(uv_poll_t *h, int status, int events)
 				int len = (int)nl.mm.hdr[k].msg_len;
 				if (nl.mm.hdr[k].msg_hdr.msg_flags & MSG_TRUNC)
 					log_warn("nl: an ACK was truncated to %d bytes", len);
-				for (; mnl_nlmsg_ok(nlh, len); nlh = mnl_nlmsg_next(nlh, &len))
+				for (; nl_msg_ok(nlh, len); nlh = mnl_nlmsg_next(nlh, &len))
 					if (nlh->nlmsg_type == NLMSG_ERROR)
 						handle_ack(nlh);
 				nl.mm.hdr[k].msg_len = 0;
@@ -1169,7 +1169,7 @@ mon_read(int budget)
 			break;
 		}
 		len = (int)n;
-		for (nlh = (const struct nlmsghdr *)nl.rx; mnl_nlmsg_ok(nlh, len);
+		for (nlh = (const struct nlmsghdr *)nl.rx; nl_msg_ok(nlh, len);
 		     nlh = mnl_nlmsg_next(nlh, &len)) {
 			nl.st.monitor_events++;
 			if (nlh->nlmsg_type == RTM_NEWROUTE || nlh->nlmsg_type == RTM_DELROUTE) {

@@ -11,8 +11,10 @@
 #ifndef FIBD_NL_H
 #define FIBD_NL_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
+#include <linux/netlink.h>
 #include <uv.h>
 
 #include "table.h"
@@ -133,6 +135,18 @@ uint64_t nl_pending(void);
 uint64_t nl_held(void);
 
 void nl_get_stats(struct nl_stats *ret);
+
+/*
+ * nl_msg_ok - whether a netlink message of len bytes left is whole. As
+ * mnl_nlmsg_ok, but a length over 2 GiB is refused instead of read as a
+ * negative number (then the walk would run off the buffer).
+ */
+static inline bool
+nl_msg_ok(const struct nlmsghdr *nlh, int len)
+{
+	return len >= (int)sizeof(*nlh) && nlh->nlmsg_len >= sizeof(*nlh) &&
+	    nlh->nlmsg_len <= (unsigned)len;
+}
 
 /* nl_text - the kernel's extended-ACK text a route's errtext index names, or NULL. */
 const char *nl_text(uint16_t idx);

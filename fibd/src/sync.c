@@ -211,6 +211,18 @@ nh_from_attrs(const struct nlattr *gw, const struct nlattr *via, int ifindex, ui
 	return nh->gw_family || nh->ifname[0];
 }
 
+/* The 32-bit attributes fibd reads from a route message are 4 bytes long. */
+bool
+sync_attrs_sane(const struct nlattr *const *tb)
+{
+	static const int u32s[] = { RTA_TABLE, RTA_PRIORITY, RTA_OIF, RTA_FLOW, RTA_NH_ID };
+
+	for (size_t i = 0; i < sizeof(u32s) / sizeof(u32s[0]); i++)
+		if (tb[u32s[i]] && mnl_attr_get_payload_len(tb[u32s[i]]) != 4)
+			return false;
+	return true;
+}
+
 bool
 sync_route_from_msg(const struct rtmsg *rtm, const struct nlattr *const *tb, uint8_t fam,
     struct ps_route *rt, uint32_t *ret_nh_id)
@@ -220,6 +232,8 @@ sync_route_from_msg(const struct rtmsg *rtm, const struct nlattr *const *tb, uin
 
 	memset(rt, 0, offsetof(struct ps_route, nh));
 	rt->key.family = fam;
+	if (!sync_attrs_sane(tb))
+		return false;
 	if (rtm->rtm_type != RTN_UNICAST && rtm->rtm_type != RTN_BLACKHOLE &&
 	    rtm->rtm_type != RTN_UNREACHABLE && rtm->rtm_type != RTN_PROHIBIT)
 		return false;
@@ -287,7 +301,7 @@ sync_route_from_msg(const struct rtmsg *rtm, const struct nlattr *const *tb, uin
 		memcpy(rt->prefsrc.b, mnl_attr_get_payload(tb[RTA_PREFSRC]), fam == PS_FAM_V4 ? 4 : 16);
 		rt->has |= PS_RA_PREFSRC;
 	}
-	if (tb[RTA_FLOW]) {
+	if (tb[RTA_FLOW] && mnl_attr_get_payload_len(tb[RTA_FLOW]) == 4) {
 		rt->realm = mnl_attr_get_u32(tb[RTA_FLOW]);
 		rt->has |= PS_RA_REALM;
 	}
@@ -300,6 +314,9 @@ sync_route_from_msg(const struct rtmsg *rtm, const struct nlattr *const *tb, uin
 				rt->has |= PS_RA_MTU;
 			}
 	}
+	/* Only what the protocol can carry (a numeric scope, say, it cannot). */
+	if (ps_route_validate(rt, 0, NULL) < 0)
+		return false;
 	if (ret_nh_id)
 		*ret_nh_id = nh_id;
 	return true;
@@ -344,7 +361,7 @@ walk_dump(const void *buf, size_t len, uint32_t table, uint8_t family, dump_rout
 	unsigned alen = family == PS_FAM_V4 ? 4 : 16;
 	int kfam = family == PS_FAM_V4 ? AF_INET : AF_INET6;
 
-	for (; mnl_nlmsg_ok(nlh, left); nlh = mnl_nlmsg_next(nlh, &left)) {
+	for (; nl_msg_ok(nlh, left); nlh = mnl_nlmsg_next(nlh, &left)) {
 		const struct rtmsg *rtm;
 		struct route_attrs ra;
 		uint32_t t;
@@ -366,7 +383,7 @@ walk_dump(const void *buf, size_t len, uint32_t table, uint8_t family, dump_rout
 			return -EIO;
 		rtm = mnl_nlmsg_get_payload(nlh);
 		memset(&ra, 0, sizeof(ra));
-		if (mnl_attr_parse(nlh, sizeof(*rtm), attr_cb, &ra) < 0)
+		if (mnl_attr_parse(nlh, sizeof(*rtm), attr_cb, &ra) < 0 || !sync_attrs_sane(ra.tb))
 			return -EIO;
 		t = ra.tb[RTA_TABLE] ? mnl_attr_get_u32(ra.tb[RTA_TABLE]) : rtm->rtm_table;
 		if (rtm->rtm_family != kfam || t != table || rtm->rtm_dst_len > alen * 8)
@@ -683,7 +700,7 @@ replay_one(struct rtable *t, const struct nlmsghdr *nlh)
 		return;
 	}
 	memset(&ra, 0, sizeof(ra));
-	if (mnl_attr_parse(nlh, sizeof(*rtm), attr_cb, &ra) < 0 ||
+	if (mnl_attr_parse(nlh, sizeof(*rtm), attr_cb, &ra) < 0 || !sync_attrs_sane(ra.tb) ||
 	    (ra.tb[RTA_DST] && mnl_attr_get_payload_len(ra.tb[RTA_DST]) != (t->family == PS_FAM_V4 ? 4u : 16u)))
 		return;
 	memset(&k, 0, sizeof(k));

@@ -132,6 +132,13 @@ struct sync_key {
 typedef void (*sync_route_cb)(const struct sync_key *k, void *ctx);
 
 /*
+ * sync_attrs_sane - the 32-bit attributes fibd reads from a route message
+ * (table, priority, oif, flow, nexthop id) are 4 bytes long, where present.
+ */
+struct nlattr;
+bool sync_attrs_sane(const struct nlattr *const *tb);
+
+/*
  * sync_route_from_msg - a kernel route (its rtmsg and attributes) as proto-shim
  * attributes in *rt (the key's family only; the caller fills the rest of the
  * key). False for what fibd cannot express: other route types, nexthop objects

@@ -344,6 +344,12 @@ check_cmd(const char *s, struct ps_fault *f)
 }
 
 PS_EXPORT int
+ps_route_validate(const struct ps_route *rt, int learn, struct ps_fault *ret_fault)
+{
+	return check_route(rt, learn, ret_fault);
+}
+
+PS_EXPORT int
 ps_msg_validate(const struct ps_msg *m, struct ps_fault *ret_fault)
 {
 	struct ps_fault *f = ret_fault;

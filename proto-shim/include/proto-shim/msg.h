@@ -283,6 +283,12 @@ struct ps_fault {
  */
 PS_EXPORT int ps_msg_validate(const struct ps_msg *m, struct ps_fault *ret_fault);
 
+/*
+ * ps_route_validate - the checks of ps_msg_validate for a ROUTE (learn 0) or a
+ * LEARN (learn 1) body alone: whether the protocol can carry this route.
+ */
+PS_EXPORT int ps_route_validate(const struct ps_route *rt, int learn, struct ps_fault *ret_fault);
+
 /* ps_msg_type_name - "ROUTE", ... or NULL for an unknown type. */
 PS_EXPORT const char *ps_msg_type_name(unsigned type);
 
