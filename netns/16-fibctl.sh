@@ -9,7 +9,7 @@ set -u
 
 require_root
 require_fibd
-tap_plan 31
+tap_plan 35
 
 ns_with_link A fc
 scratch_dir W
@@ -188,3 +188,18 @@ check "a reader that stops is dropped after control_timeout" \
 	wait_until 10 grep -q "has read nothing for [0-9]* s; closing its session" "$SOCK.log"
 kill "$STALL" 2>/dev/null
 check "fibd still answers" fibctl_in "$A" "$SOCK" status
+
+# ---- decouple of every table, across a restart ----
+fibctl_in "$A" "$SOCK" decouple >/dev/null
+stop_pid "$FIBD_PID" TERM
+start_fibd FIBD_PID "$A" "$SOCK" || { not_ok "fibd starts again"; exit 1; }
+check "after a restart, table 100 is still decoupled" \
+	grep -q "^100 .*inet .*decoupled" < <(fibctl_in "$A" "$SOCK" tables)
+printf '192.0.2.0/24 via 198.51.100.1\n' >"$W/three"
+fibctl_in "$A" "$SOCK" feed --name three --table 300 "$W/three" >/dev/null
+sleep 0.3
+tables=$(fibctl_in "$A" "$SOCK" tables)
+check "after a restart, a table made later starts decoupled too, and is not written" \
+	eval 'grep -q "^300 .*inet .*decoupled" <<<"$tables" && [ -z "$(ip -n "$A" route show table 300)" ]'
+check "couple: every table" fibctl_in "$A" "$SOCK" couple
+check "coupled: table 300 written" wait_until 10 sh -c "ip -n $A route show table 300 | grep -q 192.0.2.0/24"

@@ -1026,8 +1026,8 @@ set_coupled(struct rtable *t, bool coupled)
  * couple [table N], decouple [table N]: decouple stops every write to the
  * table (route changes are still taken and wait); couple writes what waited
  * and rescans the table to repair what differs. Without N: every table,
- * including those made later (decouple) or from now on (couple). Kept in the
- * state file, so a restarted fibd stays away from a decoupled table.
+ * including those made later (decouple) or from now on (couple). Both are kept
+ * in the state file, so a restarted fibd stays away from decoupled tables.
  */
 static void
 couple(struct ps_buf *out, const struct ps_ctl_request *req, bool coupled)

@@ -38,6 +38,10 @@ state_load(void (*cb)(uint32_t table, uint8_t family, bool decoupled, void *ctx)
 		lineno++;
 		if (line[0] == '#' || line[0] == '\n')
 			continue;
+		if (!strcmp(line, "decouple new tables\n")) {
+			table_decouple_new = true; /* fibctl decouple of every table, before the restart */
+			continue;
+		}
 		n = sscanf(line, "table %lu %15s %15s", &id, fam, flag);
 		if (n < 2 || id == 0 || id > UINT32_MAX || (strcmp(fam, "inet") && strcmp(fam, "inet6")) ||
 		    (n == 3 && strcmp(flag, "decoupled"))) {
@@ -67,6 +71,8 @@ state_save(void)
 		return -errno;
 	}
 	fprintf(f, "# tables fibd manages; read at start to scan them before clients return\n");
+	if (table_decouple_new)
+		fprintf(f, "decouple new tables\n");
 	for (unsigned i = 0; i < table_count(); i++) {
 		struct rtable *t = table_at((uint16_t)i);
 		fprintf(f, "table %u %s%s\n", t->id, t->family == PS_FAM_V4 ? "inet" : "inet6",

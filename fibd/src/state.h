@@ -1,7 +1,8 @@
 /*
  * state: the small file that tells a starting fibd which tables it managed, so
  * that it scans them (and adopts its routes there) before any client returns.
- * One line per table: "table ID inet|inet6 [decoupled]".
+ * One line per table: "table ID inet|inet6 [decoupled]", and "decouple new
+ * tables" while a fibctl decouple of every table is in force.
  */
 #ifndef FIBD_STATE_H
 #define FIBD_STATE_H
