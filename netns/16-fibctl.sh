@@ -9,7 +9,7 @@ set -u
 
 require_root
 require_fibd
-tap_plan 35
+tap_plan 36
 
 ns_with_link A fc
 scratch_dir W
@@ -75,6 +75,12 @@ fibctl_in "$A" "$SOCK" feed --name two --table 100 "$W/two" >/dev/null
 sleep 0.3
 check "decoupled: a new feed is taken, not written" \
 	test -z "$(ip -n "$A" route show 192.0.2.0/24 table 100)"
+printf '192.0.2.0/24 via 198.51.100.1\n198.51.100.128/25 dev va\n' >"$W/two-more"
+fed=$(fibctl_in "$A" "$SOCK" feed --wait --timeout 1 --name two --table 100 "$W/two-more" 2>&1)
+rc=$?
+check "feed --wait --timeout 1 into a decoupled table: exit 4, timed out, routes still desired" \
+	eval '[ $rc -eq 4 ] && grep -q "timed out after 1 s: 0 results so far" <<<"$fed" &&
+		fibctl_in "$A" "$SOCK" show route table 100 198.51.100.128/25 | grep -q "pending, client two"'
 check "couple --table 100" fibctl_in "$A" "$SOCK" couple --table 100
 check "coupled: what waited is written, the deleted route again, the changed one repaired" \
 	wait_until 10 sh -c "ip -n $A route show 192.0.2.0/24 table 100 | grep -q . &&

@@ -35,6 +35,7 @@
 
 static const char *socket_path = DEFAULT_SOCKET;
 static bool json;
+static double deadline; /* now_s() after which pump gives up (feed --timeout), 0: none */
 
 static void
 usage(FILE *f)
@@ -65,11 +66,13 @@ usage(FILE *f)
 	    "  decouple [--table N]    stop writing to the table (every table); route changes\n"
 	    "                          are still taken, and wait\n"
 	    "  couple [--table N]      write again: what waited, then repair what differs\n"
-	    "  feed [--name NAME] [--table N] [--metric N] [--stale-time S] [--wait] FILE|-\n"
+	    "  feed [--name NAME] [--table N] [--metric N] [--stale-time S] [--wait [--timeout S]]\n"
+	    "       FILE|-\n"
 	    "                          make the routes in FILE (ip route syntax, one per line)\n"
 	    "                          the desired state of client NAME (default \"fibctl\");\n"
 	    "                          an empty file removes NAME's routes. --wait: return once\n"
-	    "                          every route is installed or has failed. The routes stay\n"
+	    "                          every route is installed or has failed (--timeout: give\n"
+	    "                          up waiting after S seconds, exit 4). The routes stay\n"
 	    "                          after fibctl ends until the next feed of NAME, or with\n"
 	    "                          --stale-time S for S seconds only\n"
 	    "  help                    this text\n"
@@ -77,7 +80,7 @@ usage(FILE *f)
 	    "  -s SOCKET  fibd's socket (default %s)\n"
 	    "  -j         JSON output\n"
 	    "exit status: 0 done; 1 fibd refused or failed; 2 usage; 3 fibd unreachable;\n"
-	    "  4 feed --wait: some routes failed; 5 diff: differences found\n",
+	    "  4 feed --wait: some routes failed or --timeout passed; 5 diff: differences found\n",
 	    DEFAULT_SOCKET);
 }
 
@@ -143,14 +146,14 @@ put(struct conn *c, const struct ps_msg *m)
 /*
  * Move bytes both ways until the output is sent (when until_sent) or a message
  * arrives. Returns 1 with *ret_msg, 0 when the output is sent and no message is
- * waiting, -1 on error or end of stream.
+ * waiting, -1 on error or end of stream, -2 once the deadline (if any) passed.
  */
 static int
 pump(struct conn *c, bool until_sent, const struct ps_msg **ret_msg)
 {
 	for (;;) {
 		struct pollfd p = { .fd = c->fd, .events = POLLIN };
-		int r = ps_dec_next(c->dec, ret_msg);
+		int r = ps_dec_next(c->dec, ret_msg), wait_ms = -1;
 
 		if (r == 1)
 			return 1;
@@ -162,7 +165,13 @@ pump(struct conn *c, bool until_sent, const struct ps_msg **ret_msg)
 			return 0;
 		if (c->out_off < c->out.len)
 			p.events |= POLLOUT;
-		if (poll(&p, 1, -1) < 0) {
+		if (deadline) {
+			double left = deadline - now_s();
+			if (left <= 0)
+				return -2;
+			wait_ms = (int)(left * 1000) + 1;
+		}
+		if (poll(&p, 1, wait_ms) < 0) {
 			if (errno == EINTR)
 				continue;
 			return -1;
@@ -416,10 +425,12 @@ cmd_feed(int argc, char **argv)
 		{ "metric", required_argument, NULL, 'm' },
 		{ "wait", no_argument, NULL, 'w' },
 		{ "stale-time", required_argument, NULL, 'S' },
+		{ "timeout", required_argument, NULL, 'T' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *name = "fibctl", *fname;
 	bool wait = false;
+	unsigned long timeout_s = 0;
 	struct ps_hello h;
 	struct ps_buf routes;
 	struct conn c;
@@ -470,12 +481,23 @@ cmd_feed(int argc, char **argv)
 		case 'w':
 			wait = true;
 			break;
+		case 'T':
+			errno = 0;
+			v = strtoul(optarg, &end, 10);
+			if (errno || *end || !*optarg || !v || v > 86400) {
+				fprintf(stderr, "fibctl: invalid --timeout '%s' (1..86400 seconds)\n", optarg);
+				return EXIT_USAGE;
+			}
+			timeout_s = v;
+			break;
 		default:
 			usage(stderr);
 			return EXIT_USAGE;
 		}
 	}
-	if (optind != argc - 1) {
+	if (optind != argc - 1 || (timeout_s && !wait)) {
+		if (timeout_s && !wait)
+			fprintf(stderr, "fibctl: --timeout goes with --wait\n");
 		usage(stderr);
 		return EXIT_USAGE;
 	}
@@ -500,6 +522,8 @@ cmd_feed(int argc, char **argv)
 	}
 
 	t0 = now_s();
+	if (timeout_s)
+		deadline = t0 + (double)timeout_s;
 	if (conn_open(&c) < 0) {
 		ps_buf_release(&routes);
 		return EXIT_UNREACHABLE;
@@ -522,6 +546,8 @@ cmd_feed(int argc, char **argv)
 	}
 	while (c.out.len) {
 		int r = pump(&c, true, &in);
+		if (r == -2)
+			break; /* timed out: said below */
 		if (r < 0) {
 			fprintf(stderr, "fibctl: fibd closed the session\n");
 			rc = EXIT_UNREACHABLE;
@@ -537,6 +563,12 @@ cmd_feed(int argc, char **argv)
 			ps_buf_init(&routes);
 		}
 	}
+	if (c.out.len) {
+		fprintf(stderr, "fibctl: timed out after %lu s while sending the routes; the feed "
+				"stays open and is abandoned\n", timeout_s);
+		rc = EXIT_ROUTES_FAILED;
+		goto out;
+	}
 	m.type = PS_FEED_END;
 	m.u.generation = gen;
 	put(&c, &m);
@@ -550,6 +582,17 @@ cmd_feed(int argc, char **argv)
 	put(&c, &m);
 	for (;;) {
 		int r = pump(&c, false, &in);
+		if (r == -2) {
+			unsigned told = counts[PS_RS_INSTALLED] + counts[PS_RS_REMOVED] +
+			    counts[PS_RS_FAILED] + counts[PS_RS_WAITING] + counts[PS_RS_REJECTED];
+			fprintf(stderr, "fibctl: timed out after %lu s: %u results so far (installed %u, "
+					"removed %u, failed %u, waiting %u, rejected %u); the routes stay "
+					"desired and fibd goes on\n", timeout_s, told,
+			    counts[PS_RS_INSTALLED], counts[PS_RS_REMOVED], counts[PS_RS_FAILED],
+			    counts[PS_RS_WAITING], counts[PS_RS_REJECTED]);
+			rc = EXIT_ROUTES_FAILED;
+			break;
+		}
 		if (r < 0) {
 			if (wait) {
 				fprintf(stderr, "fibctl: fibd closed the session\n");
