@@ -149,6 +149,18 @@ notify(struct rtable *t, uint16_t type, const char *dst, unsigned plen, uint8_t 
 		nl_route_notified(t, nlh);
 }
 
+/* t's first scan is asked for, and its first datagram (one route of fibd's) delivered. */
+static void
+first_datagram(struct rtable *t, const char *dst, unsigned plen)
+{
+	struct nlbuild *b;
+
+	assert_false(sync_table_ready(t));
+	b = next_datagram();
+	nlb_route(b, t->family == PS_FAM_V4 ? AF_INET : AF_INET6, dst, plen, t->id, 12, 0, 0);
+	deliver();
+}
+
 /* After a discarded dump: request number n comes, and a good dump of dst/plen is adopted. */
 static void
 retry_then_adopt(struct rtable *t, unsigned n, const char *dst, unsigned plen)
@@ -297,10 +309,7 @@ test_keep_overflow_rescans(void **state)
 	struct nlbuild *b;
 	(void)state;
 
-	assert_false(sync_table_ready(t));
-	b = next_datagram();
-	nlb_route(b, AF_INET, "192.0.2.0", 24, 100, 12, 0, 0);
-	deliver();
+	first_datagram(t, "192.0.2.0", 24);
 	for (unsigned i = 0; i < SYNC_KEEP_MAX / 40; i++) /* each is 44 bytes */
 		notify(t, i % 2 ? RTM_DELROUTE : RTM_NEWROUTE, "203.0.113.0", 24, 4);
 	b = next_datagram();
@@ -447,10 +456,7 @@ test_monitor_overrun_rescans(void **state)
 	struct nlbuild *b;
 	(void)state;
 
-	assert_false(sync_table_ready(t));
-	b = next_datagram();
-	nlb_route(b, AF_INET, "192.0.2.0", 24, 100, 12, 0, 0);
-	deliver();
+	first_datagram(t, "192.0.2.0", 24);
 	fake_nl_overruns++; /* the monitor overran while the dump ran */
 	b = next_datagram();
 	nlb_done(b, 0);
