@@ -872,16 +872,42 @@ who_may(bool admin, char *buf, size_t len)
 		    a->admin_set ? group_name(a->admin_gid, g2, sizeof(g2)) : "");
 }
 
+#ifndef SO_PEERGROUPS
+#define SO_PEERGROUPS 59
+#endif
+
+/*
+ * The peer's supplementary groups into *ret (some, or a larger allocation the
+ * caller frees when it is not some); their count, 0 if the kernel says nothing.
+ */
+static size_t
+peer_groups(uv_os_fd_t sock, gid_t *some, socklen_t some_len, gid_t **ret)
+{
+	socklen_t len = some_len;
+	gid_t *more;
+
+	*ret = some;
+	if (getsockopt(sock, SOL_SOCKET, SO_PEERGROUPS, some, &len) == 0)
+		return len / sizeof(gid_t);
+	if (errno != ERANGE || !(more = malloc(len)))
+		return 0; /* no groups known: none count */
+	if (getsockopt(sock, SOL_SOCKET, SO_PEERGROUPS, more, &len) < 0) {
+		free(more);
+		return 0;
+	}
+	*ret = more;
+	return len / sizeof(gid_t);
+}
+
 /* The peer's credentials, read once per connection. */
 static void
 peer_credentials(struct session *s)
 {
 	struct ucred cr;
 	socklen_t len = sizeof(cr);
-	gid_t some[64], *groups = some;
-	socklen_t glen = sizeof(some);
+	gid_t some[64], *groups;
 	uv_os_fd_t sock;
-	size_t n = 0;
+	size_t n;
 
 	s->access = ACCESS_NONE;
 	s->uid = (uid_t)-1;
@@ -890,16 +916,7 @@ peer_credentials(struct session *s)
 		return;
 	s->uid = cr.uid;
 	s->pid = cr.pid;
-#ifndef SO_PEERGROUPS
-#define SO_PEERGROUPS 59
-#endif
-	if (getsockopt(sock, SOL_SOCKET, SO_PEERGROUPS, groups, &glen) < 0 && errno == ERANGE &&
-	    (groups = malloc(glen)) && getsockopt(sock, SOL_SOCKET, SO_PEERGROUPS, groups, &glen) < 0)
-		glen = 0;
-	if (groups)
-		n = glen / sizeof(gid_t);
-	else
-		groups = some;
+	n = peer_groups(sock, some, sizeof(some), &groups);
 	s->access = access_of(cr.uid, cr.gid, groups, n, geteuid(), getegid(), &fd.access);
 	if (groups != some)
 		free(groups);
