@@ -396,6 +396,20 @@ walk_dump(const void *buf, size_t len, uint32_t table, uint8_t family, dump_rout
 	return left == 0 ? 0 : -EIO;
 }
 
+/* The key of a route message (its RTA_DST checked), with its attributes if fibd reads them. */
+static void
+key_from_msg(const struct rtmsg *rtm, const struct nlattr *const *tb, uint8_t family,
+    struct sync_key *k)
+{
+	memset(k, 0, sizeof(*k));
+	if (tb[RTA_DST])
+		memcpy(k->prefix.b, mnl_attr_get_payload(tb[RTA_DST]), mnl_attr_get_payload_len(tb[RTA_DST]));
+	k->plen = rtm->rtm_dst_len;
+	k->tos = rtm->rtm_tos;
+	k->metric = tb[RTA_PRIORITY] ? mnl_attr_get_u32(tb[RTA_PRIORITY]) : 0;
+	k->attrs = sy.read_attrs ? read_attrs(rtm, tb, family) : NULL;
+}
+
 struct parse_ctx {
 	uint8_t family, protocol;
 	sync_route_cb on_route;
@@ -416,13 +430,7 @@ parse_one(const struct nlmsghdr *nlh, const struct rtmsg *rtm, const struct nlat
 			(*pc->foreign)++;
 		return 0;
 	}
-	memset(&k, 0, sizeof(k));
-	if (tb[RTA_DST])
-		memcpy(k.prefix.b, mnl_attr_get_payload(tb[RTA_DST]), mnl_attr_get_payload_len(tb[RTA_DST]));
-	k.plen = rtm->rtm_dst_len;
-	k.tos = rtm->rtm_tos;
-	k.metric = tb[RTA_PRIORITY] ? mnl_attr_get_u32(tb[RTA_PRIORITY]) : 0;
-	k.attrs = sy.read_attrs ? read_attrs(rtm, tb, pc->family) : NULL;
+	key_from_msg(rtm, tb, pc->family, &k);
 	pc->on_route(&k, pc->ctx);
 	return 0;
 }
@@ -554,6 +562,16 @@ sync_on_prune_timer(uv_timer_t *h)
 static void job_done(void);
 static void rescan_done(void);
 
+/* A scan of t waits in the queue (once), in the order asked for. */
+static void
+mark_queued(struct rtable *t)
+{
+	if (t->scan_queued)
+		return;
+	t->scan_queued = true;
+	t->scan_order = ++sy.order;
+}
+
 /* Release the attributes of collected keys from i on (a discarded dump, a failure). */
 static void
 drop_attrs(size_t i)
@@ -563,16 +581,10 @@ drop_attrs(size_t i)
 }
 
 /*
- * Apply a valid dump's keys, SYNC_APPLY_BUDGET per callback: adopt the routes
- * fibd does not know (have = the attributes the dump gave, or the adopted marker
- * when fibd could not read them), and mark every route the dump showed with the
- * table's epoch. Then a first scan releases the writes that
- * waited for it; a rescan has feed look for the routes it lost.
- */
-/*
  * One key of a valid dump (or of a kept notification): adopt it if fibd does
- * not know it, see whether someone changed it, and mark it seen in this epoch.
- * Consumes k->attrs. False when out of memory.
+ * not know it (have = the attributes the dump gave, or the adopted marker when
+ * fibd could not read them), see whether someone changed it, and mark it seen
+ * in this epoch. Consumes k->attrs. False when out of memory.
  */
 static bool
 apply_key(struct rtable *t, struct sync_key *k)
@@ -703,13 +715,7 @@ replay_one(struct rtable *t, const struct nlmsghdr *nlh)
 	if (mnl_attr_parse(nlh, sizeof(*rtm), attr_cb, &ra) < 0 || !sync_attrs_sane(ra.tb) ||
 	    (ra.tb[RTA_DST] && mnl_attr_get_payload_len(ra.tb[RTA_DST]) != (t->family == PS_FAM_V4 ? 4u : 16u)))
 		return;
-	memset(&k, 0, sizeof(k));
-	if (ra.tb[RTA_DST])
-		memcpy(k.prefix.b, mnl_attr_get_payload(ra.tb[RTA_DST]), mnl_attr_get_payload_len(ra.tb[RTA_DST]));
-	k.plen = rtm->rtm_dst_len;
-	k.tos = rtm->rtm_tos;
-	k.metric = ra.tb[RTA_PRIORITY] ? mnl_attr_get_u32(ra.tb[RTA_PRIORITY]) : 0;
-	k.attrs = sy.read_attrs ? read_attrs(rtm, ra.tb, t->family) : NULL;
+	key_from_msg(rtm, ra.tb, t->family, &k);
 	if (!apply_key(t, &k))
 		return;
 	collect(&k, NULL); /* for the prune check, if adopted; already applied */
@@ -754,8 +760,7 @@ sync_on_apply(uv_idle_t *h)
 		/* Notifications were lost after the dump: what it showed may be stale. */
 		log_warn("sync: table %u: notifications lost while its scan was applied; scanning it again",
 		    t->id);
-		t->scan_queued = true;
-		t->scan_order = ++sy.order;
+		mark_queued(t);
 	}
 	keep_stop();
 	sy.st.routes_adopted += sy.apply_adopted;
@@ -810,16 +815,6 @@ job_end(bool ok, const char *why)
 	if (ok) {
 		sy.st.dumps_completed++;
 		t->scan_retry_ms = 0;
-		if (!learning) {
-			t->dump_unsure = t->family == PS_FAM_V6 && t->changes != sy.changes_at_start;
-			t->churn_discards = 0;
-			if (t->dump_unsure) {
-				sy.st.dumps_unsure++;
-				log_info("sync: table %u inet6: changed by others during %u dumps in a row; "
-					 "using this one for what it shows, not for what it lacks",
-				    t->id, SYNC_CHURN_TRIES + 1);
-			}
-		}
 	}
 	if (learning && ok) {
 		log_info("sync: table %u %s: learn dump done", t->id,
@@ -830,6 +825,15 @@ job_end(bool ok, const char *why)
 		return;
 	}
 	if (ok) {
+		/* A scan: an IPv6 dump during which others changed the table is unsure. */
+		t->dump_unsure = t->family == PS_FAM_V6 && t->changes != sy.changes_at_start;
+		t->churn_discards = 0;
+		if (t->dump_unsure) {
+			sy.st.dumps_unsure++;
+			log_info("sync: table %u inet6: changed by others during %u dumps in a row; "
+				 "using this one for what it shows, not for what it lacks",
+			    t->id, SYNC_CHURN_TRIES + 1);
+		}
 		sy.apply_rescan = t->scan == SCAN_DONE;
 		if (sy.apply_rescan && t->diff_waiting)
 			watch_diff_begin(t);
@@ -857,10 +861,7 @@ job_end(bool ok, const char *why)
 	} else {
 		if (t->scan != SCAN_DONE)
 			t->scan = SCAN_QUEUED;
-		if (!t->scan_queued) {
-			t->scan_queued = true;
-			t->scan_order = ++sy.order;
-		}
+		mark_queued(t);
 	}
 	drop_attrs(0);
 	sy.n_keys = 0;
@@ -874,10 +875,7 @@ job_end(bool ok, const char *why)
 static void
 enqueue(struct rtable *t)
 {
-	if (t->scan_queued)
-		return;
-	t->scan_queued = true;
-	t->scan_order = ++sy.order;
+	mark_queued(t);
 	start_next();
 }
 
@@ -962,25 +960,24 @@ start_next(void)
 	sy.overruns_at_start = nl_monitor_catch_up();
 	sy.changes_at_start = t->changes;
 	sy.learning = job == JOB_LEARN;
-	if (sy.learning)
-		t->learn_queued = false;
-	else
-		t->scan_queued = false;
 	if (sy.learning) {
-		/* Keep what changes from here on, to replay after the dump. */
-		learn_begin(t);
-	} else if (t->scan == SCAN_DONE) {
-		/*
-		 * A new epoch from the moment the dump is asked for: routes the kernel
-		 * acknowledges from now on carry it too (nl.c), so the repair walk does
-		 * not take a route installed after the dump's snapshot for a lost one.
-		 */
-		t->epoch++;
+		t->learn_queued = false;
+		learn_begin(t); /* keep what changes from here on, to replay after the dump */
 	} else {
-		t->scan = SCAN_RUNNING;
-	}
-	if (!sy.learning)
+		t->scan_queued = false;
 		keep_start(); /* a scan's notifications: replayed once its snapshot is applied */
+		if (t->scan == SCAN_DONE) {
+			/*
+			 * A new epoch from the moment the dump is asked for: routes the
+			 * kernel acknowledges from now on carry it too (nl.c), so the repair
+			 * walk does not take a route installed after the dump's snapshot
+			 * for a lost one.
+			 */
+			t->epoch++;
+		} else {
+			t->scan = SCAN_RUNNING;
+		}
+	}
 	sy.bytes = 0;
 	nlh = mnl_nlmsg_put_header(buf);
 	nlh->nlmsg_type = RTM_GETROUTE;
@@ -1239,10 +1236,10 @@ sync_close(void)
 	free(sy.keys);
 	sy.keys = NULL;
 	sy.n_keys = sy.cap_keys = 0;
-	sy.keeping = false;
+	keep_stop();
 	free(sy.kept);
 	sy.kept = NULL;
-	sy.kept_len = sy.kept_cap = sy.kept_at = 0;
+	sy.kept_cap = 0;
 }
 
 void
