@@ -803,12 +803,12 @@ nl_on_kick(uv_idle_t *h)
 				finish(r, -1, NULL); /* nothing to write after all */
 				continue;
 			}
-			if (table_at(r->rt)->decoupled) {
-				hold(r); /* decoupled: fibd leaves the table alone until couple */
-				continue;
-			}
-			if (!sync_table_ready(table_at(r->rt))) {
-				hold(r); /* no blind first write: the table's scan comes first */
+			/*
+			 * Held: a decoupled table is left alone until couple; no blind
+			 * first write, the table's scan comes first (asked for here).
+			 */
+			if (table_at(r->rt)->decoupled || !sync_table_ready(table_at(r->rt))) {
+				hold(r);
 				continue;
 			}
 			if (!r->want)
@@ -1083,21 +1083,18 @@ msg_key(const struct nlmsghdr *nlh, uint8_t *ret_fam, uint32_t *ret_table, union
 	return true;
 }
 
-void
-nl_route_notified(struct rtable *t, const struct nlmsghdr *nlh)
+/* What a notification of t with this key means for fibd's route there (nl_route_notified). */
+static void
+route_notified(struct rtable *t, const struct nlmsghdr *nlh, const union ps_addr *prefix,
+    uint32_t metric)
 {
 	const struct rtmsg *rtm = mnl_nlmsg_get_payload(nlh);
 	bool del = nlh->nlmsg_type == RTM_DELROUTE;
-	union ps_addr prefix;
-	uint32_t table, metric;
 	struct route *r;
-	uint8_t fam;
 
-	if (!msg_key(nlh, &fam, &table, &prefix, &metric))
-		return;
 	if (del != (rtm->rtm_protocol == nl.protocol))
 		return; /* our own adds and others' deletes say nothing about our routes */
-	if (!(r = table_lookup(t, &prefix, rtm->rtm_dst_len, rtm->rtm_tos, metric)))
+	if (!(r = table_lookup(t, prefix, rtm->rtm_dst_len, rtm->rtm_tos, metric)))
 		return;
 	if (!r->have || (r->flags & (R_QUEUED | R_INFLIGHT)))
 		return;
@@ -1109,9 +1106,20 @@ nl_route_notified(struct rtable *t, const struct nlmsghdr *nlh)
 		}
 		return;
 	}
-	log_info("nl: table %u: a route of fibd's was %s by someone else; writing it again", table,
+	log_info("nl: table %u: a route of fibd's was %s by someone else; writing it again", t->id,
 	    del ? "deleted" : "replaced");
 	nl_route_lost(r);
+}
+
+void
+nl_route_notified(struct rtable *t, const struct nlmsghdr *nlh)
+{
+	union ps_addr prefix;
+	uint32_t table, metric;
+	uint8_t fam;
+
+	if (msg_key(nlh, &fam, &table, &prefix, &metric))
+		route_notified(t, nlh, &prefix, metric);
 }
 
 /*
@@ -1146,7 +1154,7 @@ mon_route(const struct nlmsghdr *nlh)
 	if (sync_keeps(t))
 		sync_keep(t, nlh);
 	else
-		nl_route_notified(t, nlh);
+		route_notified(t, nlh, &prefix, metric);
 }
 
 /* Read what the monitor socket holds, at most budget datagrams. */
