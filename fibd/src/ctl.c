@@ -95,7 +95,7 @@ status_text(struct text *t, const struct snap *sn)
 	for (unsigned i = 0; i < table_count(); i++) {
 		struct rtable *rt = table_at((uint16_t)i);
 		tprintf(t, "  %-10u %-6s %10llu %10llu %10llu %8llu %8llu\n", rt->id,
-		    rt->family == PS_FAM_V4 ? "inet" : "inet6", (unsigned long long)rt->n_desired,
+		    family_name(rt->family), (unsigned long long)rt->n_desired,
 		    (unsigned long long)rt->n_installed, (unsigned long long)rt->n_pending,
 		    (unsigned long long)rt->n_failed, (unsigned long long)rt->n_waiting);
 	}
@@ -219,7 +219,7 @@ metrics_text(struct text *t, const struct snap *sn)
 		for (unsigned i = 0; i < table_count(); i++) {
 			const struct rtable *rt = table_at((uint16_t)i);
 			tprintf(t, "%s{table=\"%u\",family=\"%s\"} %llu\n", tcols[c].name, rt->id,
-			    rt->family == PS_FAM_V4 ? "inet" : "inet6",
+			    family_name(rt->family),
 			    (unsigned long long)*(const uint64_t *)((const char *)rt + tcols[c].off));
 		}
 	}
@@ -339,7 +339,7 @@ status_json(struct text *t, const struct snap *sn)
 		tprintf(t,
 		    "%s{\"table\":%u,\"family\":\"%s\",\"entries\":%llu,\"desired\":%llu,"
 		    "\"installed\":%llu,\"pending\":%llu,\"failed\":%llu,\"waiting\":%llu}",
-		    i ? "," : "", rt->id, rt->family == PS_FAM_V4 ? "inet" : "inet6",
+		    i ? "," : "", rt->id, family_name(rt->family),
 		    (unsigned long long)rt->n_routes, (unsigned long long)rt->n_desired,
 		    (unsigned long long)rt->n_installed, (unsigned long long)rt->n_pending,
 		    (unsigned long long)rt->n_failed, (unsigned long long)rt->n_waiting);
@@ -416,9 +416,11 @@ ctl_send_chunk(struct ps_buf *out, uint32_t req, const void *data, size_t len)
 	memset(&m, 0, sizeof(m));
 	m.type = PS_CTL_CHUNK;
 	m.u.ctl_chunk.req = req;
-	m.u.ctl_chunk.data.ptr = (const char *)data;
-	m.u.ctl_chunk.data.len = (uint32_t)len;
-	ps_enc_msg(out, &m, NULL);
+	for (size_t off = 0; off < len; off += PS_CHUNK_MAX) {
+		m.u.ctl_chunk.data.ptr = (const char *)data + off;
+		m.u.ctl_chunk.data.len = (uint32_t)(len - off < PS_CHUNK_MAX ? len - off : PS_CHUNK_MAX);
+		ps_enc_msg(out, &m, NULL);
+	}
 }
 
 
@@ -507,10 +509,9 @@ show_one(struct route *r, void *ctx)
 	}
 	route_prefix(r, &p);
 	if (sh->json) {
-		tprintf(t, "%s{\"prefix\":\"", sh->n ? "," : "");
-		put_addr(t, rt->family, &p);
-		tprintf(t, "/%u\",\"table\":%u,\"family\":\"%s\",\"metric\":%u,\"tos\":%u,\"client\":",
-		    route_plen(r), rt->id, rt->family == PS_FAM_V4 ? "inet" : "inet6", r->metric, r->tos);
+		tprintf(t, "%s{", sh->n ? "," : "");
+		put_key_json(t, rt->family, rt->id, &p, route_plen(r), r->tos, r->metric);
+		tprintf(t, ",\"client\":");
 		json_str_or_null(t, owner);
 		tprintf(t, ",\"desired\":");
 		put_attrs_json(t, r->want);
@@ -520,10 +521,7 @@ show_one(struct route *r, void *ctx)
 		else
 			tprintf(t, r->have ? "\"(adopted, not read)\"" : "null");
 		tprintf(t, ",\"state\":\"%s\",\"errno\":%u,\"error\":", state, r->err);
-		if (r->err || ktext)
-			json_str(t, ktext ? ktext : strerror(r->err));
-		else
-			tprintf(t, "null");
+		put_error_json(t, r->err, ktext);
 		tprintf(t, sh->plain ? "}\n" : "}");
 	} else {
 		put_route(t, rt->family, &p, route_plen(r), r->want, rt->id, r->metric, r->tos);
@@ -537,8 +535,10 @@ show_one(struct route *r, void *ctx)
 			tprintf(t, "; the kernel has:");
 			put_attrs(t, r->have);
 		}
-		if (r->err || ktext)
-			tprintf(t, "; %s%s%s", strerror(r->err), ktext ? ": " : "", ktext ? ktext : "");
+		if (r->err || ktext) {
+			tprintf(t, "; ");
+			put_error(t, r->err, ktext);
+		}
 		tprintf(t, "\n");
 	}
 	sh->n++;
@@ -1006,14 +1006,14 @@ resync(struct ps_buf *out, const struct ps_ctl_request *req)
 	ctl_send_end(out, req->req, n ? PS_E_OK : PS_E_ARGS, text);
 }
 
-/* Couple or decouple one table (both of its families). */
+/* Couple or decouple one (table, family). */
 static void
 set_coupled(struct rtable *t, bool coupled)
 {
 	if (t->decoupled == !coupled)
 		return;
 	t->decoupled = !coupled;
-	log_info("ctl: table %u %s %s", t->id, t->family == PS_FAM_V4 ? "inet" : "inet6",
+	log_info("ctl: table %u %s %s", t->id, family_name(t->family),
 	    coupled ? "coupled: reconciling it with what clients want"
 		    : "decoupled: fibd leaves it alone until couple");
 	if (!coupled)
@@ -1038,21 +1038,19 @@ couple(struct ps_buf *out, const struct ps_ctl_request *req, bool coupled)
 
 	if (id < 0)
 		return;
-	if (!id)
+	if (!id) {
 		table_decouple_new = !coupled;
-	for (int i = 0; i < 2; i++) {
-		struct rtable *t;
-		if (id && !(t = table_get((uint32_t)id, i ? PS_FAM_V6 : PS_FAM_V4, !coupled)))
-			continue;
-		if (id) {
-			set_coupled(t, coupled);
-			n++;
-			continue;
+		for (n = 0; n < table_count(); n++)
+			set_coupled(table_at((uint16_t)n), coupled);
+	} else {
+		/* Both families; decouple makes them, so that feeds into them wait. */
+		for (int i = 0; i < 2; i++) {
+			struct rtable *t = table_get((uint32_t)id, i ? PS_FAM_V6 : PS_FAM_V4, !coupled);
+			if (t) {
+				set_coupled(t, coupled);
+				n++;
+			}
 		}
-		if (i)
-			break;
-		for (unsigned j = 0; j < table_count(); j++, n++)
-			set_coupled(table_at((uint16_t)j), coupled);
 	}
 	state_save();
 	if (id && !n)
@@ -1131,7 +1129,7 @@ tables_text(struct text *t, bool json)
 			snprintf(ago, sizeof(ago), "%llds ago", (long long)(now - rt->scanned_at));
 		if (!json) {
 			tprintf(t, "%-10u %-6s %-14s %10llu %10llu %10llu %8llu %8llu %10s %10llu %8llu\n",
-			    rt->id, rt->family == PS_FAM_V4 ? "inet" : "inet6", scan_state(rt),
+			    rt->id, family_name(rt->family), scan_state(rt),
 			    (unsigned long long)rt->n_desired, (unsigned long long)rt->n_installed,
 			    (unsigned long long)rt->n_pending, (unsigned long long)rt->n_failed,
 			    (unsigned long long)rt->n_waiting, ago, (unsigned long long)rt->scan_routes,
@@ -1143,7 +1141,7 @@ tables_text(struct text *t, bool json)
 		    "\"desired\":%llu,\"installed\":%llu,\"pending\":%llu,\"failed\":%llu,"
 		    "\"waiting\":%llu,\"last_dump\":%lld,\"last_dump_routes\":%llu,\"dumps_discarded\":%llu,"
 		    "\"last_dump_unsure\":%s,\"changes_by_others\":%llu}",
-		    i ? "," : "", rt->id, rt->family == PS_FAM_V4 ? "inet" : "inet6", scan_state(rt),
+		    i ? "," : "", rt->id, family_name(rt->family), scan_state(rt),
 		    rt->decoupled ? "true" : "false", (unsigned long long)rt->n_routes,
 		    (unsigned long long)rt->n_desired, (unsigned long long)rt->n_installed,
 		    (unsigned long long)rt->n_pending, (unsigned long long)rt->n_failed,
@@ -1157,22 +1155,36 @@ tables_text(struct text *t, bool json)
 
 /* ---- dispatch ---- */
 
+enum cmd { C_STATUS, C_CLIENTS, C_TABLES, C_METRICS, C_SHOW_ROUTE, C_DUMP, C_DIFF, C_WATCH,
+	C_RESYNC, C_COUPLE, C_DECOUPLE };
+
 static const struct {
 	const char *name;
-	bool changes_state; /* only for root, fibd's user and the admin group */
+	enum cmd cmd;
+	bool changes_state; /* only for root, fibd's user and group, and the admin group */
 } commands[] = {
-	{ "status", false }, { "clients", false }, { "tables", false }, { "metrics", false },
-	{ "show-route", false }, { "dump", false }, { "diff", false }, { "watch", false },
-	{ "resync", true }, { "couple", true }, { "decouple", true },
+	{ "status", C_STATUS, false }, { "clients", C_CLIENTS, false }, { "tables", C_TABLES, false },
+	{ "metrics", C_METRICS, false }, { "show-route", C_SHOW_ROUTE, false }, { "dump", C_DUMP, false },
+	{ "diff", C_DIFF, false }, { "watch", C_WATCH, false }, { "resync", C_RESYNC, true },
+	{ "couple", C_COUPLE, true }, { "decouple", C_DECOUPLE, true },
 };
+#define N_COMMANDS (sizeof(commands) / sizeof(commands[0]))
+
+static int
+command_index(const char *cmd)
+{
+	for (size_t i = 0; i < N_COMMANDS; i++)
+		if (!strcmp(cmd, commands[i].name))
+			return (int)i;
+	return -1;
+}
 
 bool
 ctl_changes_state(const char *cmd)
 {
-	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
-		if (!strcmp(cmd, commands[i].name))
-			return commands[i].changes_state;
-	return false;
+	int i = command_index(cmd);
+
+	return i >= 0 && commands[i].changes_state;
 }
 
 struct ctl_stream *
@@ -1180,63 +1192,69 @@ ctl_handle(struct ps_buf *out, const struct ps_ctl_request *req, void *session)
 {
 	struct text t = { 0 };
 	struct snap sn;
-	const char *cmd = req->cmd;
 	bool json = req->flags & PS_CTL_JSON;
-	size_t i;
+	int i = command_index(req->cmd);
+	char err[200];
 
-	for (i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
-		if (!strcmp(cmd, commands[i].name))
-			break;
-	if (i == sizeof(commands) / sizeof(commands[0])) {
-		char text[200];
-		snprintf(text, sizeof(text), "no command '%s' (known: status, clients, tables, metrics, "
-		    "show-route, dump, diff, watch, resync, couple, decouple)", cmd);
-		ctl_send_end(out, req->req, PS_E_UNKNOWN_CMD, text);
+	if (i < 0) {
+		snprintf(err, sizeof(err), "no command '%s' (known:", req->cmd);
+		for (size_t k = 0; k < N_COMMANDS; k++)
+			snprintf(err + strlen(err), sizeof(err) - strlen(err), "%s %s", k ? "," : "",
+			    commands[k].name);
+		snprintf(err + strlen(err), sizeof(err) - strlen(err), ")");
+		ctl_send_end(out, req->req, PS_E_UNKNOWN_CMD, err);
 		return NULL;
 	}
-	if (!strcmp(cmd, "resync")) {
+	switch (commands[i].cmd) {
+	case C_RESYNC:
 		resync(out, req);
 		return NULL;
-	}
-	if (!strcmp(cmd, "couple") || !strcmp(cmd, "decouple")) {
-		couple(out, req, cmd[0] == 'c');
+	case C_COUPLE:
+	case C_DECOUPLE:
+		couple(out, req, commands[i].cmd == C_COUPLE);
 		return NULL;
-	}
-	if (!strcmp(cmd, "dump"))
+	case C_DUMP:
 		return dump_start(out, req);
-	if (!strcmp(cmd, "diff") || !strcmp(cmd, "watch"))
-		return watch_start(out, req, session, cmd[1] == 'i');
-	if (req->n_args && strcmp(cmd, "show-route")) {
-		char text[96];
-		snprintf(text, sizeof(text), "%s takes no arguments", cmd);
-		ctl_send_end(out, req->req, PS_E_ARGS, text);
-		return NULL;
-	}
-	snap_take(&sn);
-	if (!strcmp(cmd, "show-route")) {
-		char err[160];
+	case C_DIFF:
+	case C_WATCH:
+		return watch_start(out, req, session, commands[i].cmd == C_DIFF);
+	case C_SHOW_ROUTE:
 		if (show_route(&t, req, json, err, sizeof(err)) < 0) {
 			free(t.p);
 			ctl_send_end(out, req->req, PS_E_ARGS, err);
 			return NULL;
 		}
-	} else if (!strcmp(cmd, "metrics"))
-		metrics_text(&t, &sn);
-	else if (!strcmp(cmd, "clients"))
-		clients_text(&t, json);
-	else if (!strcmp(cmd, "tables"))
-		tables_text(&t, json);
-	else if (json)
-		status_json(&t, &sn);
-	else
-		status_text(&t, &sn);
+		break;
+	case C_STATUS:
+	case C_CLIENTS:
+	case C_TABLES:
+	case C_METRICS:
+		if (req->n_args) {
+			snprintf(err, sizeof(err), "%s takes no arguments", req->cmd);
+			ctl_send_end(out, req->req, PS_E_ARGS, err);
+			return NULL;
+		}
+		if (commands[i].cmd == C_CLIENTS) {
+			clients_text(&t, json);
+		} else if (commands[i].cmd == C_TABLES) {
+			tables_text(&t, json);
+		} else {
+			snap_take(&sn); /* status and metrics: every counter at one moment */
+			if (commands[i].cmd == C_METRICS)
+				metrics_text(&t, &sn);
+			else if (json)
+				status_json(&t, &sn);
+			else
+				status_text(&t, &sn);
+		}
+		break;
+	}
 	if (t.failed) {
 		free(t.p);
 		ctl_send_end(out, req->req, PS_E_INTERNAL, "out of memory");
 		return NULL;
 	}
-	for (size_t off = 0; off < t.len; off += PS_CHUNK_MAX)
-		ctl_send_chunk(out, req->req, t.p + off, t.len - off < PS_CHUNK_MAX ? t.len - off : PS_CHUNK_MAX);
+	ctl_send_chunk(out, req->req, t.p, t.len);
 	free(t.p);
 	ctl_send_end(out, req->req, PS_E_OK, NULL);
 	return NULL;

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "format.h"
+#include "table.h"
 
 void
 tprintf(struct text *t, const char *fmt, ...)
@@ -64,6 +65,31 @@ json_str_or_null(struct text *t, const char *s)
 {
 	if (s)
 		json_str(t, s);
+	else
+		tprintf(t, "null");
+}
+
+void
+put_key_json(struct text *t, uint8_t fam, uint32_t table, const union ps_addr *prefix, uint8_t plen,
+    uint8_t tos, uint32_t metric)
+{
+	tprintf(t, "\"prefix\":\"");
+	put_addr(t, fam, prefix);
+	tprintf(t, "/%u\",\"table\":%u,\"family\":\"%s\",\"metric\":%u,\"tos\":%u", plen, table,
+	    family_name(fam), metric, tos);
+}
+
+void
+put_error(struct text *t, int err, const char *text)
+{
+	tprintf(t, "%s%s%s", err > 0 ? strerror(err) : "", err > 0 && text ? ": " : "", text ? text : "");
+}
+
+void
+put_error_json(struct text *t, int err, const char *text)
+{
+	if (err > 0 || text)
+		json_str(t, text ? text : strerror(err));
 	else
 		tprintf(t, "null");
 }

@@ -31,6 +31,18 @@ void json_str_or_null(struct text *t, const char *s);
 /* An address of family fam (PS_FAM_V4, PS_FAM_V6). */
 void put_addr(struct text *t, uint8_t fam, const union ps_addr *a);
 
+/* A route's key as JSON members: "prefix":"P/L","table":N,"family":F,"metric":M,"tos":T. */
+void put_key_json(struct text *t, uint8_t fam, uint32_t table, const union ps_addr *prefix,
+    uint8_t plen, uint8_t tos, uint32_t metric);
+
+/*
+ * A route's error: "strerror(err): text", either part alone when the other is
+ * missing; put_error_json gives it as a JSON string (the kernel's text if
+ * any, else strerror), or null when there is none.
+ */
+void put_error(struct text *t, int err, const char *text);
+void put_error_json(struct text *t, int err, const char *text);
+
 /* "unicast", "blackhole", "unreachable", "prohibit" (PS_RT_*), or "?". */
 const char *type_name(uint8_t type);
 

@@ -235,7 +235,7 @@ main_scan_table(uint32_t id, uint8_t family, bool decoupled, void *ctx)
 	if (decoupled) {
 		t->decoupled = true;
 		log_info("table %u %s stays decoupled, as before the restart (fibctl couple to end it)",
-		    id, family == PS_FAM_V4 ? "inet" : "inet6");
+		    id, family_name(family));
 	}
 	sync_table_ready(t);
 }

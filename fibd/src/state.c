@@ -75,7 +75,7 @@ state_save(void)
 		fprintf(f, "decouple new tables\n");
 	for (unsigned i = 0; i < table_count(); i++) {
 		struct rtable *t = table_at((uint16_t)i);
-		fprintf(f, "table %u %s%s\n", t->id, t->family == PS_FAM_V4 ? "inet" : "inet6",
+		fprintf(f, "table %u %s%s\n", t->id, family_name(t->family),
 		    t->decoupled ? " decoupled" : "");
 	}
 	if (fflush(f) || fsync(fileno(f)) || fclose(f)) {

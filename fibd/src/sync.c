@@ -765,7 +765,7 @@ sync_on_apply(uv_idle_t *h)
 	keep_stop();
 	sy.st.routes_adopted += sy.apply_adopted;
 	log_info("sync: table %u %s: %s done, %llu routes of fibd's adopted", t->id,
-	    t->family == PS_FAM_V4 ? "inet" : "inet6", sy.apply_rescan ? "rescan" : "first scan",
+	    family_name(t->family), sy.apply_rescan ? "rescan" : "first scan",
 	    (unsigned long long)sy.apply_adopted);
 	t->scanned_at = (int64_t)time(NULL);
 	t->scan_routes = sy.n_keys;
@@ -818,7 +818,7 @@ job_end(bool ok, const char *why)
 	}
 	if (learning && ok) {
 		log_info("sync: table %u %s: learn dump done", t->id,
-		    t->family == PS_FAM_V4 ? "inet" : "inet6");
+		    family_name(t->family));
 		if (learn_end(t, true))
 			queue_learn(t); /* notifications were lost during it: again */
 		job_done();
@@ -852,7 +852,7 @@ job_end(bool ok, const char *why)
 	if (t->scan_retry_ms < SYNC_RETRY_MIN_MS)
 		t->scan_retry_ms = SYNC_RETRY_MIN_MS;
 	log_warn("sync: table %u %s: %sdump discarded (%s); retrying in %u ms", t->id,
-	    t->family == PS_FAM_V4 ? "inet" : "inet6", learning ? "learn " : "", why, t->scan_retry_ms);
+	    family_name(t->family), learning ? "learn " : "", why, t->scan_retry_ms);
 	t->scan_not_before = uv_now(sy.loop) + t->scan_retry_ms;
 	t->scan_retry_ms = t->scan_retry_ms * 2 > SYNC_RETRY_MAX_MS ? SYNC_RETRY_MAX_MS : t->scan_retry_ms * 2;
 	if (learning) {

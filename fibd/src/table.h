@@ -90,6 +90,13 @@ struct rtable {
 	uint64_t n_nodes;
 };
 
+/* "inet" or "inet6", as iproute2 names a family (PS_FAM_V4, PS_FAM_V6). */
+static inline const char *
+family_name(uint8_t fam)
+{
+	return fam == PS_FAM_V4 ? "inet" : "inet6";
+}
+
 /* Tables made from now on start decoupled (fibctl decouple without a table). */
 extern bool table_decouple_new;
 

@@ -11,7 +11,6 @@
 #include "ctl.h"
 #include "feed.h"
 #include "format.h"
-#include "log.h"
 #include "nl.h"
 #include "sync.h"
 #include "watch.h"
@@ -30,7 +29,6 @@ struct watch {
 	unsigned pending; /* tables not done yet */
 	uint64_t counts[DIFF_KINDS], listed, routes;
 	bool unsure;      /* an IPv6 table's dump was unsure: missing and failed not looked for */
-	bool ended;
 };
 
 enum { D_NONE, D_WAITING, D_COLLECTING, D_DONE };
@@ -48,12 +46,6 @@ static const char *const diff_names[] = {
 	[DIFF_MISSING] = "missing", [DIFF_DIFFERS] = "differs", [DIFF_EXTRA] = "extra",
 	[DIFF_FAILED] = "failed",
 };
-
-static const char *
-fam_name(uint8_t fam)
-{
-	return fam == PS_FAM_V4 ? "inet" : "inet6";
-}
 
 /* Wall-clock time of day with milliseconds, for the event lines. */
 static void
@@ -89,16 +81,6 @@ wants(struct watch *w, const struct rtable *t)
 	return true;
 }
 
-static void
-put_key_json(struct text *t, const struct rtable *rt, const union ps_addr *p, uint8_t plen,
-    uint8_t tos, uint32_t metric)
-{
-	tprintf(t, "\"prefix\":\"");
-	put_addr(t, rt->family, p);
-	tprintf(t, "/%u\",\"table\":%u,\"family\":\"%s\",\"metric\":%u,\"tos\":%u", plen, rt->id,
-	    fam_name(rt->family), metric, tos);
-}
-
 /* An event's start: its time and name, and for JSON the route's key. */
 static void
 event_head(struct text *t, bool json, enum watch_event ev, const struct rtable *rt,
@@ -108,7 +90,7 @@ event_head(struct text *t, bool json, enum watch_event ev, const struct rtable *
 		tprintf(t, "{\"time\":\"");
 		put_time(t);
 		tprintf(t, "\",\"event\":\"%s\",", ev_names[ev]);
-		put_key_json(t, rt, p, plen, tos, metric);
+		put_key_json(t, rt->family, rt->id, p, plen, tos, metric);
 		return;
 	}
 	put_time(t);
@@ -134,24 +116,21 @@ watch_route(enum watch_event ev, const struct route *r, const char *client, int 
 			tprintf(t, ",\"client\":");
 			json_str_or_null(t, client);
 			tprintf(t, ",\"errno\":%d,\"error\":", err > 0 ? err : 0);
-			if (err > 0 || text)
-				json_str(t, text ? text : strerror(err));
-			else
-				tprintf(t, "null");
+			put_error_json(t, err, text);
 			tprintf(t, "}\n");
+			feed_wake(w->session);
 			continue;
 		}
 		put_route(t, rt->family, &p, route_plen(r), a, rt->id, r->metric, r->tos);
 		if (client)
 			tprintf(t, "  # client %s", client);
-		if (err > 0 || text)
-			tprintf(t, "%s%s%s%s", client ? "; " : "  # ", err > 0 ? strerror(err) : "",
-			    err > 0 && text ? ": " : "", text ? text : "");
+		if (err > 0 || text) {
+			tprintf(t, client ? "; " : "  # ");
+			put_error(t, err, text);
+		}
 		tprintf(t, "\n");
+		feed_wake(w->session);
 	}
-	for (struct watch *w = streams; w; w = w->next)
-		if (!w->diff && w->buf.len)
-			feed_wake(w->session);
 }
 
 void
@@ -204,7 +183,7 @@ watch_diff(struct rtable *rt, enum diff_kind kind, const struct route *r, const 
 			continue;
 		if (w->json) {
 			tprintf(t, "{\"diff\":\"%s\",", diff_names[kind]);
-			put_key_json(t, rt, &p, route_plen(r), r->tos, r->metric);
+			put_key_json(t, rt->family, rt->id, &p, route_plen(r), r->tos, r->metric);
 			tprintf(t, ",\"client\":");
 			json_str_or_null(t, owner);
 			tprintf(t, ",\"desired\":");
@@ -212,8 +191,8 @@ watch_diff(struct rtable *rt, enum diff_kind kind, const struct route *r, const 
 			tprintf(t, ",\"kernel\":");
 			put_attrs_json(t, kernel && kernel->type ? kernel : NULL);
 			tprintf(t, ",\"errno\":%u,\"error\":", kind == DIFF_FAILED ? r->err : 0);
-			if (kind == DIFF_FAILED && (r->err || ktext))
-				json_str(t, ktext ? ktext : strerror(r->err));
+			if (kind == DIFF_FAILED)
+				put_error_json(t, r->err, ktext);
 			else
 				tprintf(t, "null");
 			tprintf(t, "}\n");
@@ -230,8 +209,10 @@ watch_diff(struct rtable *rt, enum diff_kind kind, const struct route *r, const 
 			tprintf(t, "; the kernel has:");
 			put_attrs(t, kernel);
 		}
-		if (kind == DIFF_FAILED && (r->err || ktext))
-			tprintf(t, "; %s%s%s", strerror(r->err), ktext ? ": " : "", ktext ? ktext : "");
+		if (kind == DIFF_FAILED && (r->err || ktext)) {
+			tprintf(t, "; ");
+			put_error(t, r->err, ktext);
+		}
 		tprintf(t, "\n");
 	}
 }
@@ -321,9 +302,7 @@ watch_more(struct watch *w, struct ps_buf *out)
 		watch_close(w);
 		return true;
 	}
-	for (size_t off = 0; off < w->buf.len; off += PS_CHUNK_MAX)
-		ctl_send_chunk(out, w->req, w->buf.p + off,
-		    w->buf.len - off < PS_CHUNK_MAX ? w->buf.len - off : PS_CHUNK_MAX);
+	ctl_send_chunk(out, w->req, w->buf.p, w->buf.len);
 	w->buf.len = 0;
 	if (!w->diff || w->pending)
 		return false;
