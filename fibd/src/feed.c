@@ -855,21 +855,31 @@ group_name(gid_t g, char *buf, size_t len)
 	return buf;
 }
 
-/* Who may do what, for a refusal: "root or group G", and so on. */
+/*
+ * Who may do it, for a refusal: "root, fibd's user or members of groups A, B
+ * and C": fibd's own group, the read group (unless the admin right is
+ * needed), the admin group.
+ */
 static void
 who_may(bool admin, char *buf, size_t len)
 {
-	char g0[64], g1[64], g2[64];
 	const struct feed_access *a = &fd.access;
+	gid_t g[3];
+	unsigned n = 0;
+	size_t at;
 
-	group_name(getegid(), g0, sizeof(g0));
-	if (admin || !a->read_set)
-		snprintf(buf, len, "root, fibd's user or members of group%s %s%s%s", a->admin_set ? "s" : "",
-		    g0, a->admin_set ? " and " : "", a->admin_set ? group_name(a->admin_gid, g1, sizeof(g1)) : "");
-	else
-		snprintf(buf, len, "root, fibd's user or members of groups %s, %s%s%s", g0,
-		    group_name(a->read_gid, g1, sizeof(g1)), a->admin_set ? " and " : "",
-		    a->admin_set ? group_name(a->admin_gid, g2, sizeof(g2)) : "");
+	g[n++] = getegid();
+	if (!admin && a->read_set)
+		g[n++] = a->read_gid;
+	if (a->admin_set)
+		g[n++] = a->admin_gid;
+	snprintf(buf, len, "root, fibd's user or members of group%s", n > 1 ? "s" : "");
+	for (unsigned i = 0; i < n; i++) {
+		char name[64];
+		at = strlen(buf);
+		snprintf(buf + at, len - at, "%s%s", i == 0 ? " " : i == n - 1 ? " and " : ", ",
+		    group_name(g[i], name, sizeof(name)));
+	}
 }
 
 #ifndef SO_PEERGROUPS
