@@ -17,18 +17,11 @@ import sys
 import time
 
 
-from bird_probe import mem_kib
+from bird_probe import cpu_s, mem_kib
 
 
 def rss_kib(pid):
     return mem_kib(pid, "VmRSS")
-
-
-def cpu_s(pid):
-    """User + system CPU seconds of a process, from /proc/PID/stat."""
-    with open(f"/proc/{pid}/stat") as f:
-        fields = f.read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def main():

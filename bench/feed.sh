@@ -20,10 +20,6 @@ count_routes() {
 	echo $(( $(ip -n "$NS" -4 route show table 100 | wc -l) + $(ip -n "$NS" -6 route show table 100 | wc -l) ))
 }
 
-# proc_cpu PID: user+system seconds; proc_rss PID: resident KiB.
-proc_cpu() { awk -v hz="$(getconf CLK_TCK)" '{ printf "%.2f", ($14 + $15) / hz }' "/proc/$1/stat"; }
-proc_rss() { awk '/^VmRSS/ { print $2 }' "/proc/$1/status"; }
-
 calc() { awk "BEGIN { printf \"$1\", $2 }"; }
 
 rows=()

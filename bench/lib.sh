@@ -14,6 +14,10 @@ cleanup() {
 }
 trap cleanup EXIT
 
+# proc_cpu PID: user+system seconds; proc_rss PID: resident KiB.
+proc_cpu() { awk -v hz="$(getconf CLK_TCK)" '{ printf "%.2f", ($14 + $15) / hz }' "/proc/$1/stat"; }
+proc_rss() { awk '/^VmRSS/ { print $2 }' "/proc/$1/status"; }
+
 # fresh_ns NAME: a new namespace (the previous one removed) with loopback and
 # the link va/vb (netns/link.sh).
 fresh_ns() {

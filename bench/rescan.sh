@@ -18,7 +18,6 @@ N4=$((N * 8 / 10))
 N6=$((N - N4))
 . "$here/lib.sh"
 
-proc_cpu() { awk -v hz="$(getconf CLK_TCK)" '{ printf "%.2f", ($14 + $15) / hz }' "/proc/$1/stat"; }
 now() { date +%s.%N; }
 since() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.2f", b - a }'; }
 # wait_log COUNT TEXT: until fibd's log has COUNT lines with TEXT.
