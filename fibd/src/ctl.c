@@ -483,7 +483,7 @@ route_state(const struct route *r)
 		return "waiting";
 	if (r->flags & (R_QUEUED | R_INFLIGHT))
 		return r->want ? "pending" : "withdrawing";
-	if (r->want && r->have == r->want)
+	if (r->want && rattr_fulfils(r->have, r->want))
 		return "installed";
 	if (!r->want && r->have)
 		return r->owner == OWNER_NONE ? "adopted" : "installed";
@@ -531,7 +531,7 @@ show_one(struct route *r, void *ctx)
 			return 0;
 		}
 		tprintf(t, "  # %s, client %s", state, owner ? owner : "(none)");
-		if (r->have != r->want && attrs_known(r->have)) {
+		if (!rattr_fulfils(r->have, r->want) && attrs_known(r->have)) {
 			tprintf(t, "; the kernel has:");
 			put_attrs(t, r->have);
 		}
@@ -744,7 +744,7 @@ bin_route(struct text *t, const struct rtable *rt, const struct route *r)
 	else if (r->flags & (R_QUEUED | R_INFLIGHT))
 		state = BS_PENDING;
 	else
-		state = r->have == r->want ? BS_INSTALLED : BS_NOT_INSTALLED;
+		state = rattr_fulfils(r->have, r->want) ? BS_INSTALLED : BS_NOT_INSTALLED;
 	route_prefix(r, &prefix);
 	le16(p, (uint16_t)len);
 	p[2] = rt->family;

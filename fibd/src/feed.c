@@ -63,6 +63,18 @@ struct owner {
 	uint32_t stale_time;
 	bool persist;
 	uint64_t stale_until; /* uv_now() ms when its routes go, 0 if not stale */
+	uint8_t fed[TABLE_MAX / 8]; /* the tables (by index) it fed: the state file keeps them */
+};
+
+/*
+ * A client that fed tables before fibd started (the state file says which) and
+ * has not ended a feed since. A table none of them still owes a feed has every
+ * route it will claim: sync prunes the rest at once, not after the grace time.
+ */
+struct awaited {
+	char name[PS_NAME_MAX + 1];
+	uint8_t fed[TABLE_MAX / 8];
+	struct awaited *next;
 };
 
 enum sstate { S_OPENING, S_FEED, S_CONTROL, S_CLOSING };
@@ -128,6 +140,7 @@ static struct {
 	struct feed_stats st;
 	struct feed_access access;
 	uv_timer_t stall_tick;  /* closes control sessions whose reader stalled */
+	struct awaited *awaited;
 } fd;
 
 static void session_flush(struct session *s);
@@ -168,9 +181,19 @@ owner_get(const char *name)
 	return NULL;
 }
 
+static bool
+bit_get(const uint8_t *set, unsigned i)
+{
+	return set[i / 8] & (1u << (i % 8));
+}
+
 static void
 owner_attach(struct owner *o, struct route *r)
 {
+	if (!bit_get(o->fed, r->rt)) {
+		o->fed[r->rt / 8] |= (uint8_t)(1u << (r->rt % 8));
+		state_save(); /* a client's first route in a table: the next fibd waits for it */
+	}
 	r->owner = o->slot;
 	r->oprev = NULL;
 	r->onext = o->routes;
@@ -433,12 +456,102 @@ owner_session_gone(struct owner *o)
 static void
 owner_maybe_forget(struct owner *o)
 {
+	bool fed = false;
+
 	if (o->session || o->routes || o->sweeping)
 		return;
 	owner_unstale(o);
 	fd.owners[o->slot] = NULL;
 	fd.n_owners--;
+	for (unsigned i = 0; i < sizeof(o->fed); i++)
+		fed |= o->fed[i] != 0;
 	free(o);
+	if (fed && !fd.closing)
+		state_save(); /* a restarted fibd need not wait for it */
+}
+
+/* ---- clients fibd waits for after a restart ---- */
+
+static struct awaited *
+awaited_find(const char *name)
+{
+	for (struct awaited *w = fd.awaited; w; w = w->next)
+		if (!strcmp(w->name, name))
+			return w;
+	return NULL;
+}
+
+void
+feed_await(uint32_t table, uint8_t family, const char *name)
+{
+	struct rtable *t = table_get(table, family, false); /* its table line came first */
+	struct awaited *w = awaited_find(name);
+
+	if (!t)
+		return;
+	if (!w) {
+		if (!(w = calloc(1, sizeof(*w)))) {
+			log_warn("feed: out of memory; table %u waits the grace time for %s", table, name);
+			return;
+		}
+		snprintf(w->name, sizeof(w->name), "%s", name);
+		w->next = fd.awaited;
+		fd.awaited = w;
+	}
+	w->fed[t->idx / 8] |= (uint8_t)(1u << (t->idx % 8));
+}
+
+/*
+ * The owner ended a feed: it owes none of the tables it fed before the restart.
+ * Each of them that no other client still owes has all its claims in.
+ */
+static void
+owner_fed_again(struct owner *o)
+{
+	struct awaited *w = awaited_find(o->name), **link;
+
+	if (!w)
+		return;
+	for (link = &fd.awaited; *link != w; link = &(*link)->next)
+		;
+	*link = w->next;
+	for (unsigned i = 0; i < table_count(); i++) {
+		bool owed = false;
+		if (!bit_get(w->fed, i))
+			continue;
+		for (struct awaited *x = fd.awaited; x && !owed; x = x->next)
+			owed = bit_get(x->fed, i);
+		if (!owed) {
+			struct rtable *t = table_at((uint16_t)i);
+			log_info("feed: table %u %s: every client that fed it before fibd started has fed "
+				 "it again (the last: %s); what none claimed goes now",
+			    t->id, family_name(t->family), o->name);
+			sync_table_claimed(t);
+		}
+	}
+	free(w);
+}
+
+void
+feed_each_fed(state_emit_fn emit, void *ctx)
+{
+	for (unsigned i = 0; i < OWNERS_MAX; i++) {
+		struct owner *o = fd.owners[i];
+		struct awaited *w = o ? awaited_find(o->name) : NULL;
+		if (!o)
+			continue;
+		for (unsigned k = 0; k < table_count(); k++)
+			if (bit_get(o->fed, k) || (w && bit_get(w->fed, k)))
+				emit(table_at((uint16_t)k)->id, table_at((uint16_t)k)->family, o->name, ctx);
+	}
+	/* Those that have not come back since the restart: the next fibd waits for them too. */
+	for (struct awaited *w = fd.awaited; w; w = w->next) {
+		if (owner_find(w->name))
+			continue;
+		for (unsigned k = 0; k < table_count(); k++)
+			if (bit_get(w->fed, k))
+				emit(table_at((uint16_t)k)->id, table_at((uint16_t)k)->family, w->name, ctx);
+	}
 }
 
 /* ---- repair after a rescan ---- */
@@ -1103,6 +1216,7 @@ handle(struct session *s, const struct ps_msg *m)
 			}
 			s->owner->in_feed = false;
 			sweep_start(s->owner);
+			owner_fed_again(s->owner);
 		}
 		return;
 	default:

@@ -15,6 +15,7 @@
 
 #include <proto-shim/enc.h>
 
+#include "state.h"
 #include "table.h"
 
 #define FEED_SESSIONS_MAX 256
@@ -98,6 +99,16 @@ void feed_learn(const struct ps_route *r);
 
 /* feed_route_done - nl's done callback: report and release as needed. */
 void feed_route_done(struct route *r, int err, const char *text);
+
+/*
+ * feed_await - at start, from the state file: client `name` fed table (id,
+ * family) before. Once every client that fed a table has ended a feed, sync
+ * prunes the table's unclaimed routes (sync_table_claimed).
+ */
+void feed_await(uint32_t table, uint8_t family, const char *name);
+
+/* feed_each_fed - every (table, client) that fed it, for the state file (state_set_fed_source). */
+void feed_each_fed(state_emit_fn emit, void *ctx);
 
 unsigned feed_session_count(void);
 /* feed_owner_name - the client name of an owner slot (route.owner), or NULL. */

@@ -240,6 +240,13 @@ main_scan_table(uint32_t id, uint8_t family, bool decoupled, void *ctx)
 	sync_table_ready(t);
 }
 
+static void
+main_fed(uint32_t id, uint8_t family, const char *client, void *ctx)
+{
+	(void)ctx;
+	feed_await(id, family, client);
+}
+
 /*
  * The socket's directory: made if missing; refused if anyone may write to it
  * (another user could put a socket of their own in fibd's place). With --user,
@@ -355,7 +362,9 @@ main(int argc, char **argv)
 		log_fatal_errno(r, "cannot open the netlink dump socket");
 	/* The tables managed before: scan them now, before any client returns. */
 	state_init(m.conf.state_file);
-	if ((r = state_load(main_scan_table, NULL)) < 0)
+	state_set_fed_source(feed_each_fed);
+	if ((r = state_load(&(const struct state_load_cbs){ .table = main_scan_table, .fed = main_fed },
+		 NULL)) < 0)
 		log_warn_errno(r, "cannot read the state file %s", m.conf.state_file);
 	gethostname(host, sizeof(host));
 	host[sizeof(host) - 1] = '\0';

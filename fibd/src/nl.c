@@ -769,6 +769,25 @@ flush(void)
 	return 0;
 }
 
+/*
+ * The kernel's route (an adopted one, in the form the dump gave it) already
+ * means what the owner wants, as with a route fed without a device that the
+ * kernel resolved: take want as have, and write nothing. Not while have holds
+ * a nexthop object that want does not use: dropping have would delete the
+ * object, and with it the route.
+ */
+static bool
+kernel_fulfils(struct route *r)
+{
+	if (!r->have || !r->want || !rattr_fulfils(r->have, r->want) ||
+	    (r->have->nh_id && r->have->nh_id != r->want->nh_id))
+		return false;
+	rattr_unref(r->have);
+	r->have = rattr_ref(r->want); /* still installed: the count stays */
+	r->flags &= (uint8_t)~R_EXCL;
+	return true;
+}
+
 /* One writer step: fill and send a batch, bounded by window, bytes and time. */
 static void
 nl_on_kick(uv_idle_t *h)
@@ -799,7 +818,7 @@ nl_on_kick(uv_idle_t *h)
 			int rc;
 			if (r->flags & R_INFLIGHT)
 				continue;
-			if (r->want == r->have) {
+			if (r->want == r->have || kernel_fulfils(r)) {
 				finish(r, -1, NULL); /* nothing to write after all */
 				continue;
 			}

@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <linux/rtnetlink.h>
+
 #include "rattr.h"
 
 static struct rattr **buckets;
@@ -87,6 +89,48 @@ same(const struct rattr *a, const struct ps_route *r)
 		const struct ps_nexthop *y = &r->nh[i];
 		if (x->gw_family != y->gw_family || x->flags != y->flags || x->weight != weight_of(r, i) ||
 		    memcmp(x->gw.b, y->gw.b, 16) || strncmp(x->ifname, y->ifname, PS_IFNAMSIZ))
+			return false;
+	}
+	return true;
+}
+
+/* The scope a route has in the kernel: its own, or the one fibd writes by default (nl.c). */
+static uint8_t
+scope_of(const struct rattr *a)
+{
+	bool any_gw = false;
+
+	if (a->has & PS_RA_SCOPE)
+		return a->scope;
+	for (unsigned i = 0; i < a->n_nh; i++)
+		any_gw |= a->nh[i].gw_family != 0;
+	return a->type == PS_RT_UNICAST && !any_gw ? RT_SCOPE_LINK : RT_SCOPE_UNIVERSE;
+}
+
+bool
+rattr_fulfils(const struct rattr *have, const struct rattr *want)
+{
+	uint8_t opt = PS_RA_PREFSRC | PS_RA_REALM | PS_RA_MTU;
+
+	if (have == want)
+		return true;
+	if (!have || !want || have->family != want->family || have->type != want->type ||
+	    have->n_nh != want->n_nh || (have->has & opt) != (want->has & opt))
+		return false;
+	/* IPv6 has no route scopes: the kernel ignores what is written. */
+	if (want->family == PS_FAM_V4 && scope_of(have) != scope_of(want))
+		return false;
+	if (((want->has & PS_RA_PREFSRC) && memcmp(have->prefsrc.b, want->prefsrc.b, 16)) ||
+	    ((want->has & PS_RA_REALM) && have->realm != want->realm) ||
+	    ((want->has & PS_RA_MTU) && have->mtu != want->mtu))
+		return false;
+	for (unsigned i = 0; i < want->n_nh; i++) {
+		const struct rnh *x = &have->nh[i], *y = &want->nh[i];
+		if (x->gw_family != y->gw_family || x->flags != y->flags || x->weight != y->weight ||
+		    memcmp(x->gw.b, y->gw.b, 16))
+			return false;
+		/* A nexthop given by its gateway alone: the kernel picked the device. */
+		if (y->ifname[0] && strncmp(x->ifname, y->ifname, PS_IFNAMSIZ))
 			return false;
 	}
 	return true;

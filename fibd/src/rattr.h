@@ -59,6 +59,15 @@ struct rattr *rattr_ref(struct rattr *a);
 struct rattr *rattr_unref(struct rattr *a);
 
 /*
+ * rattr_fulfils - whether a route the kernel holds with attributes `have` is
+ * what `want` asks for: the same meaning, not the same spelling (DESIGN
+ * invariant 10). What the kernel fills in where `want` left it out matches: the
+ * device it resolved for a nexthop given by its gateway alone, and the default
+ * scope (IPv4; IPv6 has none). Either may be NULL (then only NULL == NULL).
+ */
+bool rattr_fulfils(const struct rattr *have, const struct rattr *want);
+
+/*
  * rattr_set_free_hook - called with each rattr just before it is freed (nl.c
  * deletes the kernel nexthop object that stood for it).
  */

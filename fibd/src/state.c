@@ -1,6 +1,7 @@
 /*
- * state: read and write the list of managed tables. Written only when a table
- * is added (rare, and a few bytes), so plain blocking file I/O is fine here.
+ * state: read and write the list of managed tables and the clients that fed
+ * them. Written only when a table is added or a client first feeds one (rare,
+ * and a few bytes), so plain blocking file I/O is fine here.
  */
 #include <errno.h>
 #include <libgen.h>
@@ -9,11 +10,14 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <proto-shim/msg.h>
+
 #include "log.h"
 #include "state.h"
 #include "table.h"
 
 static char path[256];
+static void (*fed_source)(state_emit_fn emit, void *ctx);
 
 void
 state_init(const char *p)
@@ -21,13 +25,69 @@ state_init(const char *p)
 	snprintf(path, sizeof(path), "%s", p ? p : "");
 }
 
-int
-state_load(void (*cb)(uint32_t table, uint8_t family, bool decoupled, void *ctx), void *ctx)
+void
+state_set_fed_source(void (*each)(state_emit_fn emit, void *ctx))
 {
-	char line[128], fam[16], flag[16];
+	fed_source = each;
+}
+
+static int
+hexval(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+/* A client name as written (%XX escapes); false if malformed or too long. */
+static bool
+name_decode(const char *in, char *out, size_t size)
+{
+	size_t n = 0;
+
+	for (; *in; in++) {
+		int c = (unsigned char)*in;
+		if (c == '%') {
+			int hi = hexval(in[1]), lo = hi < 0 ? -1 : hexval(in[2]);
+			if (lo < 0)
+				return false;
+			c = hi << 4 | lo;
+			in += 2;
+		} else if (c <= 0x20 || c >= 0x7f) {
+			return false;
+		}
+		if (!c || n + 1 >= size)
+			return false;
+		out[n++] = (char)c;
+	}
+	out[n] = '\0';
+	return n > 0;
+}
+
+static bool
+family_of(const char *s, uint8_t *ret)
+{
+	if (!strcmp(s, "inet"))
+		*ret = PS_FAM_V4;
+	else if (!strcmp(s, "inet6"))
+		*ret = PS_FAM_V6;
+	else
+		return false;
+	return true;
+}
+
+int
+state_load(const struct state_load_cbs *cbs, void *ctx)
+{
+	char line[512], fam[16], flag[16], word[8], name[3 * PS_NAME_MAX + 1], client[PS_NAME_MAX + 1];
 	int n;
 	unsigned long id;
 	unsigned lineno = 0;
+	uint8_t family;
 	FILE *f;
 
 	if (!path[0])
@@ -42,23 +102,53 @@ state_load(void (*cb)(uint32_t table, uint8_t family, bool decoupled, void *ctx)
 			table_decouple_new = true; /* fibctl decouple of every table, before the restart */
 			continue;
 		}
+		if (sscanf(line, "%7s", word) == 1 && !strcmp(word, "fed")) {
+			n = sscanf(line, "fed %lu %15s %192s", &id, fam, name);
+			if (n != 3 || id == 0 || id > UINT32_MAX || !family_of(fam, &family) ||
+			    !name_decode(name, client, sizeof(client))) {
+				log_warn("state %s: line %u is not 'fed ID inet|inet6 NAME'; ignored", path,
+				    lineno);
+				continue;
+			}
+			if (cbs->fed)
+				cbs->fed((uint32_t)id, family, client, ctx);
+			continue;
+		}
 		n = sscanf(line, "table %lu %15s %15s", &id, fam, flag);
-		if (n < 2 || id == 0 || id > UINT32_MAX || (strcmp(fam, "inet") && strcmp(fam, "inet6")) ||
+		if (n < 2 || id == 0 || id > UINT32_MAX || !family_of(fam, &family) ||
 		    (n == 3 && strcmp(flag, "decoupled"))) {
 			log_warn("state %s: line %u is not 'table ID inet|inet6 [decoupled]'; ignored", path,
 			    lineno);
 			continue;
 		}
-		cb((uint32_t)id, strcmp(fam, "inet") ? PS_FAM_V6 : PS_FAM_V4, n == 3, ctx);
+		if (cbs->table)
+			cbs->table((uint32_t)id, family, n == 3, ctx);
 	}
 	fclose(f);
 	return 0;
+}
+
+static void
+emit_fed(uint32_t table, uint8_t family, const char *client, void *ctx)
+{
+	FILE *f = ctx;
+
+	fprintf(f, "fed %u %s ", table, family_name(family));
+	for (const unsigned char *p = (const unsigned char *)client; *p; p++) {
+		if (*p <= 0x20 || *p >= 0x7f || *p == '%')
+			fprintf(f, "%%%02X", *p);
+		else
+			fputc(*p, f);
+	}
+	fputc('\n', f);
 }
 
 int
 state_save(void)
 {
 	char tmp[sizeof(path) + 8], dir[sizeof(path)];
+	bool bad;
+	int err;
 	FILE *f;
 
 	if (!path[0])
@@ -67,10 +157,11 @@ state_save(void)
 	mkdir(dirname(dir), 0755);
 	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
 	if (!(f = fopen(tmp, "we"))) {
-		log_warn_errno(errno, "state: cannot write %s", tmp);
-		return -errno;
+		err = errno; /* logging may change errno */
+		log_warn_errno(err, "state: cannot write %s", tmp);
+		return -err;
 	}
-	fprintf(f, "# tables fibd manages; read at start to scan them before clients return\n");
+	fprintf(f, "# tables fibd manages, and the clients that fed them; read at start\n");
 	if (table_decouple_new)
 		fprintf(f, "decouple new tables\n");
 	for (unsigned i = 0; i < table_count(); i++) {
@@ -78,14 +169,26 @@ state_save(void)
 		fprintf(f, "table %u %s%s\n", t->id, family_name(t->family),
 		    t->decoupled ? " decoupled" : "");
 	}
-	if (fflush(f) || fsync(fileno(f)) || fclose(f)) {
-		log_warn_errno(errno, "state: cannot write %s", tmp);
+	if (fed_source)
+		fed_source(emit_fed, f);
+	errno = 0;
+	bad = ferror(f) || fflush(f) || fsync(fileno(f));
+	err = errno;
+	if (fclose(f) && !bad) {
+		bad = true;
+		err = errno;
+	}
+	if (bad) {
+		err = err ? err : EIO;
+		log_warn_errno(err, "state: cannot write %s", tmp);
 		unlink(tmp);
-		return -EIO;
+		return -err;
 	}
 	if (rename(tmp, path) < 0) {
-		log_warn_errno(errno, "state: cannot replace %s", path);
-		return -errno;
+		err = errno;
+		log_warn_errno(err, "state: cannot replace %s", path);
+		unlink(tmp);
+		return -err;
 	}
 	return 0;
 }

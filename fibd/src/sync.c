@@ -494,26 +494,79 @@ prune_arm(void)
 	    sy.prunes->due > now ? sy.prunes->due - now : 0, 0);
 }
 
-/* Hand the adopted keys of t's scan to a prune job due after the grace time. */
+/* Put a prune job in the list, in order of due time. */
+static void
+prune_insert(struct prune *p)
+{
+	struct prune **link;
+
+	for (link = &sy.prunes; *link && (*link)->due <= p->due; link = &(*link)->next)
+		;
+	p->next = *link;
+	*link = p;
+}
+
+/*
+ * Hand the adopted keys of t's scan to a prune job due after the grace time,
+ * or at once for a first scan when every client that fed t before the restart
+ * has fed it again (sync_table_claimed).
+ */
 static void
 prune_schedule(struct rtable *t)
 {
-	struct prune *p = calloc(1, sizeof(*p)), **link;
+	struct prune *p = calloc(1, sizeof(*p));
 
 	if (!p) {
 		log_warn("sync: table %u: out of memory; its unclaimed routes will stay", t->id);
 		return;
 	}
 	p->table = t->idx;
-	p->due = uv_now(sy.loop) + sy.grace_ms;
+	p->due = uv_now(sy.loop) + (t->claims_in && !sy.apply_rescan ? 0 : sy.grace_ms);
 	p->keys = sy.keys; /* the job takes the vector; collecting starts a new one */
 	p->n = sy.n_keys;
 	sy.keys = NULL;
 	sy.n_keys = sy.cap_keys = 0;
-	for (link = &sy.prunes; *link; link = &(*link)->next)
-		;
-	*link = p;
+	prune_insert(p);
 	prune_arm();
+}
+
+void
+sync_table_claimed(struct rtable *t)
+{
+	bool running = sy.open && uv_is_active((uv_handle_t *)&sy.pruner);
+	struct prune **link = &sy.prunes, *now = NULL, *head = NULL;
+
+	t->claims_in = true;
+	if (running && sy.prunes) {
+		/* The job under way stays first. */
+		head = sy.prunes;
+		sy.prunes = head->next;
+	}
+	/* Jobs already waiting for t (its first scan is done): due now. */
+	while (*link) {
+		struct prune *p = *link;
+		if (p->table != t->idx) {
+			link = &p->next;
+			continue;
+		}
+		*link = p->next;
+		p->due = 0;
+		p->next = now;
+		now = p;
+	}
+	while (now) {
+		struct prune *p = now;
+		now = p->next;
+		prune_insert(p);
+	}
+	if (head) {
+		head->next = sy.prunes;
+		sy.prunes = head;
+	}
+	if (sy.open && !running) {
+		uv_timer_stop(&sy.prune_timer);
+		prune_arm();
+	}
 }
 
 /* Withdraw adopted routes that no client claimed, a budget at a time. */
@@ -598,17 +651,18 @@ apply_key(struct rtable *t, struct sync_key *k)
 	if (t->diffing) {
 		if (!r->want)
 			watch_diff(t, DIFF_EXTRA, r, k->attrs);
-		else if (k->attrs && k->attrs != r->want)
+		else if (k->attrs && !rattr_fulfils(k->attrs, r->want))
 			watch_diff(t, DIFF_DIFFERS, r, k->attrs);
 	}
 	if (r->have) {
 		/*
 		 * Someone changed a route of fibd's behind its back (it kept fibd's
-		 * protocol, so no notification told): write it again. Not when the
+		 * protocol, so no notification told): write it again. What the
+		 * kernel filled in (the device of a gateway given alone) is no change. Not when the
 		 * kernel acknowledged a write of it since the dump began (seen is then
 		 * already this epoch): the dump may predate that write.
 		 */
-		if (sy.apply_rescan && k->attrs && k->attrs != r->have && r->want &&
+		if (sy.apply_rescan && k->attrs && !rattr_fulfils(k->attrs, r->have) && r->want &&
 		    r->seen != t->epoch && !(r->flags & (R_QUEUED | R_INFLIGHT))) {
 			sy.st.routes_changed++;
 			nl_route_changed(r, k->attrs);

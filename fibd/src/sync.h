@@ -84,6 +84,13 @@ bool sync_rescan_table(struct rtable *t);
  */
 void sync_route_exists(struct rtable *t);
 void sync_rescan_soon(void);
+
+/*
+ * sync_table_claimed - every client that fed t before fibd started has fed it
+ * again: the adopted routes of t's first scan that none claimed are withdrawn
+ * now (or as soon as that scan is applied), not after the grace time.
+ */
+void sync_table_claimed(struct rtable *t);
 void sync_close(void);
 
 /*

@@ -79,6 +79,7 @@ struct rtable {
 	uint64_t scan_discards; /* its dumps thrown away (interrupted, failed) */
 	uint8_t churn_discards; /* IPv6: dumps in a row discarded because others changed it */
 	bool dump_unsure;       /* IPv6: its last dump used was taken while others changed it */
+	bool claims_in;         /* every client that fed it before fibd started has fed it again */
 	struct tnode *root;    /* IPv6: every prefix; IPv4: prefixes shorter than /16 */
 	struct tnode **stride; /* IPv4: one subtrie per /16, for prefixes of /16 and longer */
 	uint64_t n_routes;    /* route entries */

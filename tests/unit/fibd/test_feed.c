@@ -685,6 +685,97 @@ test_access_of(void **state)
 	assert_int_equal(access_of(65534, 65534, none, 0, 107, 107, &groups), ACCESS_NONE);
 }
 
+extern struct rtable *sync_fake_claimed[16];
+extern unsigned sync_fake_n_claimed;
+
+struct fed_line {
+	uint32_t table;
+	uint8_t family;
+	char name[PS_NAME_MAX + 1];
+};
+static struct fed_line fed_lines[16];
+static unsigned n_fed_lines;
+
+static void
+collect_fed(uint32_t table, uint8_t family, const char *client, void *ctx)
+{
+	(void)ctx;
+	if (n_fed_lines < 16) {
+		fed_lines[n_fed_lines].table = table;
+		fed_lines[n_fed_lines].family = family;
+		snprintf(fed_lines[n_fed_lines].name, sizeof(fed_lines[0].name), "%s", client);
+	}
+	n_fed_lines++;
+}
+
+static bool
+fed_listed(uint32_t table, const char *name)
+{
+	for (unsigned i = 0; i < n_fed_lines && i < 16; i++)
+		if (fed_lines[i].table == table && !strcmp(fed_lines[i].name, name))
+			return true;
+	return false;
+}
+
+/*
+ * After a restart (the state file named the clients that fed each table), a
+ * table's unclaimed routes go once every one of its clients has ended a feed
+ * (DESIGN invariant 8): not when one of two has, and not for a table that
+ * still waits for a client that has not come back.
+ */
+static void
+test_restart_claims(void **state)
+{
+	struct client a, b;
+	struct rtable *t100, *t200;
+	(void)state;
+
+	t100 = table_get(100, PS_FAM_V4, true);
+	t200 = table_get(200, PS_FAM_V4, true);
+	feed_await(100, PS_FAM_V4, "back-a");
+	feed_await(100, PS_FAM_V4, "back-b");
+	feed_await(200, PS_FAM_V4, "back-b");
+	feed_await(200, PS_FAM_V4, "never");
+	sync_fake_n_claimed = 0;
+
+	/* The state file keeps the clients still awaited, though none is connected. */
+	n_fed_lines = 0;
+	feed_each_fed(collect_fed, NULL);
+	assert_true(fed_listed(100, "back-a") && fed_listed(100, "back-b"));
+	assert_true(fed_listed(200, "back-b") && fed_listed(200, "never"));
+
+	connect_feed(&a, "back-a");
+	send_simple(&a, PS_FEED_BEGIN, 1);
+	send_route(&a, 50, 1);
+	send_simple(&a, PS_FEED_END, 1);
+	complete(0);
+	assert_int_equal(sync_fake_n_claimed, 0); /* back-b still owes table 100 */
+
+	connect_feed(&b, "back-b");
+	send_simple(&b, PS_FEED_BEGIN, 7);
+	send_route(&b, 51, 1);
+	send_simple(&b, PS_FEED_END, 7);
+	complete(0);
+	assert_int_equal(sync_fake_n_claimed, 1); /* table 100; 200 still waits for "never" */
+	assert_ptr_equal(sync_fake_claimed[0], t100);
+
+	/* A second feed claims nothing more. */
+	send_simple(&b, PS_FEED_BEGIN, 8);
+	send_route(&b, 51, 1);
+	send_simple(&b, PS_FEED_END, 8);
+	complete(0);
+	assert_int_equal(sync_fake_n_claimed, 1);
+
+	n_fed_lines = 0;
+	feed_each_fed(collect_fed, NULL);
+	assert_true(fed_listed(100, "back-a") && fed_listed(100, "back-b"));
+	assert_true(fed_listed(200, "never")); /* the next fibd waits for it too */
+	assert_false(fed_listed(200, "back-a"));
+	(void)t200;
+	client_close(&a);
+	client_close(&b);
+}
+
 int
 main(void)
 {
@@ -702,6 +793,7 @@ main(void)
 		cmocka_unit_test(test_disconnect_without_stale_time),
 		cmocka_unit_test(test_persist),
 		cmocka_unit_test(test_stale_time),
+		cmocka_unit_test(test_restart_claims),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -358,6 +358,57 @@ test_rattr_interning(void **state)
 	assert_int_equal(rattr_count(), base);
 }
 
+/*
+ * What the kernel holds fulfils what a client asked for when it means the same
+ * (DESIGN invariant 10): the device the kernel resolved for a gateway given
+ * alone, and the default scope written out, are no difference.
+ */
+static void
+test_rattr_fulfils(void **state)
+{
+	static struct ps_route r;
+	struct rattr *want, *kern, *other_dev, *other_gw, *scoped, *mtu, *link_scope;
+	(void)state;
+
+	route_with(&r, "198.51.100.1", "", 1);
+	want = rattr_intern(&r);
+	route_with(&r, "198.51.100.1", "veth0", 1);
+	kern = rattr_intern(&r);
+	route_with(&r, "198.51.100.1", "veth1", 1);
+	other_dev = rattr_intern(&r);
+	route_with(&r, "198.51.100.9", "veth0", 1);
+	other_gw = rattr_intern(&r);
+	route_with(&r, "198.51.100.1", "", 1);
+	r.has = PS_RA_SCOPE;
+	r.scope = 0; /* universe, written out: the default for a gateway */
+	scoped = rattr_intern(&r);
+	r.scope = 253; /* link: not the default for a gateway */
+	link_scope = rattr_intern(&r);
+	route_with(&r, "198.51.100.1", "veth0", 1);
+	r.has = PS_RA_MTU;
+	r.mtu = 1400;
+	mtu = rattr_intern(&r);
+
+	assert_ptr_not_equal(want, kern);
+	assert_true(rattr_fulfils(kern, want));       /* the device the kernel picked */
+	assert_true(rattr_fulfils(other_dev, want));  /* whichever it is */
+	assert_false(rattr_fulfils(want, kern));      /* a device asked for must be there */
+	assert_false(rattr_fulfils(other_dev, kern)); /* and be that one */
+	assert_false(rattr_fulfils(other_gw, want));
+	assert_true(rattr_fulfils(kern, scoped));     /* default scope, written or not */
+	assert_true(rattr_fulfils(scoped, want));
+	assert_false(rattr_fulfils(kern, link_scope));
+	assert_false(rattr_fulfils(kern, mtu));       /* an attribute the kernel lacks */
+	assert_false(rattr_fulfils(mtu, kern));       /* or one nobody asked for */
+	assert_true(rattr_fulfils(mtu, mtu));
+	assert_true(rattr_fulfils(NULL, NULL));
+	assert_false(rattr_fulfils(NULL, want));
+	assert_false(rattr_fulfils(kern, NULL));
+	for (struct rattr **a = (struct rattr *[]){ want, kern, other_dev, other_gw, scoped, mtu,
+		 link_scope, NULL }; *a; a++)
+		rattr_unref(*a);
+}
+
 static int
 setup(void **state)
 {
@@ -382,6 +433,7 @@ main(void)
 		cmocka_unit_test(test_trie_v4),
 		cmocka_unit_test(test_trie_v6),
 		cmocka_unit_test(test_rattr_interning),
+		cmocka_unit_test(test_rattr_fulfils),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
