@@ -129,10 +129,11 @@ status_text(struct text *t, const struct snap *sn)
 	    (unsigned long long)ls.sent, (unsigned long long)ls.skipped,
 	    (unsigned long long)ls.replayed, (unsigned long long)ls.overflows);
 	tprintf(t, "feed: messages %llu, routes %llu, withdraws %llu, conflicts %llu, "
-		   "results sent %llu, sessions failed %llu\n",
+		   "results sent %llu, sessions failed %llu, refused %llu\n",
 	    (unsigned long long)fs.msgs_in, (unsigned long long)fs.routes_in,
 	    (unsigned long long)fs.withdraws_in, (unsigned long long)fs.conflicts,
-	    (unsigned long long)fs.status_sent, (unsigned long long)fs.sessions_failed);
+	    (unsigned long long)fs.status_sent, (unsigned long long)fs.sessions_failed,
+	    (unsigned long long)fs.sessions_refused);
 	tprintf(t, "loop: lag p99 %.2f ms, max %.2f ms, longest iteration %.2f ms, longest callback "
 		   "%.2f ms (%s) in the last minute;\n      all time: lag max %.2f ms, iteration %.2f ms, "
 		   "callback %.2f ms (%s)\n",
@@ -295,6 +296,8 @@ metrics_text(struct text *t, const struct snap *sn)
 	    (double)fs->conflicts);
 	metric1(t, "fibd_sessions_failed_total", "counter", "Sessions closed after a protocol error",
 	    (double)fs->sessions_failed);
+	metric1(t, "fibd_sessions_refused_total", "counter", "Connections closed at once: no memory for them",
+	    (double)fs->sessions_refused);
 	metric1(t, "fibd_loop_lag_p99_seconds", "gauge", "Loop lag p99 over the last minute", hs->lag_p99_ms / 1000);
 	metric1(t, "fibd_loop_lag_max_seconds", "gauge", "Loop lag max over the last minute", hs->lag_max_ms / 1000);
 	metric1(t, "fibd_loop_callback_max_seconds", "gauge", "Longest callback over the last minute",
@@ -375,10 +378,11 @@ status_json(struct text *t, const struct snap *sn)
 	    (unsigned long long)ls.replayed, (unsigned long long)ls.overflows);
 	tprintf(t,
 	    "\"feed\":{\"messages\":%llu,\"routes\":%llu,\"withdraws\":%llu,\"conflicts\":%llu,"
-	    "\"results_sent\":%llu,\"sessions_failed\":%llu},",
+	    "\"results_sent\":%llu,\"sessions_failed\":%llu,\"sessions_refused\":%llu},",
 	    (unsigned long long)fs.msgs_in, (unsigned long long)fs.routes_in,
 	    (unsigned long long)fs.withdraws_in, (unsigned long long)fs.conflicts,
-	    (unsigned long long)fs.status_sent, (unsigned long long)fs.sessions_failed);
+	    (unsigned long long)fs.status_sent, (unsigned long long)fs.sessions_failed,
+	    (unsigned long long)fs.sessions_refused);
 	tprintf(t,
 	    "\"loop\":{\"lag_p99_ms\":%.3f,\"lag_max_ms\":%.3f,\"iteration_max_ms\":%.3f,"
 	    "\"callback_max_ms\":%.3f,\"callback_max\":\"%s\",\"lag_max_all_ms\":%.3f,"
@@ -1033,8 +1037,9 @@ static void
 couple(struct ps_buf *out, const struct ps_ctl_request *req, bool coupled)
 {
 	int64_t id = table_arg(out, req, coupled ? "couple" : "decouple");
-	char text[160];
+	char text[320];
 	unsigned n = 0;
+	int saved;
 
 	if (id < 0)
 		return;
@@ -1052,7 +1057,7 @@ couple(struct ps_buf *out, const struct ps_ctl_request *req, bool coupled)
 			}
 		}
 	}
-	state_save();
+	saved = state_save();
 	if (id && !n)
 		snprintf(text, sizeof(text), "fibd does not manage table %u", (unsigned)id);
 	else if (id)
@@ -1061,6 +1066,12 @@ couple(struct ps_buf *out, const struct ps_ctl_request *req, bool coupled)
 	else
 		snprintf(text, sizeof(text), "%s", coupled ? "every table coupled" :
 		    "every table decoupled, and tables fibd makes from now on");
+	if (saved < 0 && !(id && !n)) {
+		/* A restart before the retry succeeds would forget it: say so. */
+		size_t len = strlen(text);
+		snprintf(text + len, sizeof(text) - len, "; the state file could not be written (%s), "
+		    "so a restart now would not keep this; fibd retries", strerror(-saved));
+	}
 	ctl_send_end(out, req->req, id && !n ? PS_E_ARGS : PS_E_OK, text);
 }
 

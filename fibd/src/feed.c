@@ -141,6 +141,9 @@ static struct {
 	struct feed_access access;
 	uv_timer_t stall_tick;  /* closes control sessions whose reader stalled */
 	struct awaited *awaited;
+	uv_pipe_t spare;  /* takes a connection fibd has no memory for, to close it */
+	bool spare_busy;  /* its close has not completed */
+	bool accept_owed; /* a connection waits for the spare */
 } fd;
 
 static void session_flush(struct session *s);
@@ -706,6 +709,16 @@ session_flush(struct session *s)
 	/* A streamed answer's next part, once the last one has gone to the socket. */
 	if (s->stream && !s->writing && s->out.len < FEED_STREAM_LOW && ctl_stream_more(s->stream, &s->out))
 		s->stream = NULL;
+	if (s->out.failed && s->state != S_CLOSING) {
+		/*
+		 * A result, PONG or end of an answer could not be encoded: the peer
+		 * would wait for it for ever. Close the session; a feed client
+		 * comes back and feeds again, and its routes stay meanwhile.
+		 */
+		s->out.failed = false;
+		session_fail(s, PS_E_INTERNAL, "", "out of memory encoding a reply");
+		return;
+	}
 	if (!s->writing && s->out.len) {
 		/* Swap: the filled buffer is written, the other one fills meanwhile. */
 		struct ps_buf t = s->wbuf;
@@ -1387,6 +1400,40 @@ session_close(struct session *s)
 	uv_close((uv_handle_t *)&s->pipe, session_on_close);
 }
 
+static void feed_on_connect(uv_stream_t *server, int status);
+
+static void
+feed_on_spare_closed(uv_handle_t *h)
+{
+	(void)h;
+	fd.spare_busy = false;
+	if (fd.accept_owed && !fd.closing) {
+		fd.accept_owed = false;
+		feed_on_connect((uv_stream_t *)&fd.listener, 0);
+	}
+}
+
+/*
+ * No memory for a session: take the connection anyway and close it, so that
+ * the peer sees the end at once and libuv goes on watching the listener (it
+ * stops until a connection it handed over is accepted). The spare handle is
+ * free again when its close completes; a connection that comes before then
+ * is taken in the close callback.
+ */
+static void
+refuse_connection(uv_stream_t *server)
+{
+	if (fd.spare_busy) {
+		fd.accept_owed = true;
+		return;
+	}
+	uv_pipe_init(fd.loop, &fd.spare, 0);
+	fd.spare_busy = true;
+	if (uv_accept(server, (uv_stream_t *)&fd.spare) == 0)
+		fd.st.sessions_refused++;
+	uv_close((uv_handle_t *)&fd.spare, feed_on_spare_closed);
+}
+
 static void
 feed_on_connect(uv_stream_t *server, int status)
 {
@@ -1397,7 +1444,8 @@ feed_on_connect(uv_stream_t *server, int status)
 	s = calloc(1, sizeof(*s));
 	if (!s || !(s->dec = ps_dec_new(0))) {
 		free(s);
-		log_warn("feed: out of memory accepting a session");
+		log_warn("feed: out of memory accepting a session; closing it");
+		refuse_connection(server);
 		return;
 	}
 	uv_pipe_init(fd.loop, &s->pipe, 0);

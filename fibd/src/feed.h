@@ -121,6 +121,7 @@ int feed_owner_at(unsigned i, struct owner_info *ret);
 struct feed_stats {
 	uint64_t sessions_accepted;
 	uint64_t sessions_failed;   /* closed after a protocol error */
+	uint64_t sessions_refused;  /* closed at once: no memory for them */
 	uint64_t sessions_stalled;  /* control sessions closed: their reader stalled */
 	uint64_t msgs_in;
 	uint64_t routes_in;

@@ -28,8 +28,10 @@ static struct {
 struct kept {
 	char *buf;
 	size_t len, cap;
-	bool on;       /* notifications are being kept */
-	bool overflow; /* some were dropped: the dump must run again */
+	size_t at;      /* the replay's next message */
+	bool on;        /* notifications are being kept */
+	bool overflow;  /* some were dropped: the dump must run again */
+	bool replaying; /* the dump is complete; kept ones go out a budget at a time */
 };
 
 static struct kept kept[TABLE_MAX];
@@ -130,15 +132,36 @@ learn_end(struct rtable *t, bool complete)
 		k->overflow = false;
 		return true;
 	}
-	for (size_t off = 0; off < k->len;) {
-		const struct nlmsghdr *nlh = (const struct nlmsghdr *)(k->buf + off);
+	/* Keeping goes on while they are replayed: later ones join the end. */
+	k->replaying = true;
+	k->at = 0;
+	return false;
+}
+
+bool
+learn_replay(struct rtable *t, unsigned budget, bool *ret_again)
+{
+	struct kept *k = &kept[t->idx];
+
+	for (; k->at < k->len && budget; budget--) {
+		const struct nlmsghdr *nlh = (const struct nlmsghdr *)(k->buf + k->at);
+		k->at += MNL_ALIGN(nlh->nlmsg_len);
 		learn_msg(t, nlh, nlh->nlmsg_type == RTM_DELROUTE ? PS_LEARN_DELETE : PS_LEARN_ADD);
 		ln.st.replayed++;
-		off += MNL_ALIGN(nlh->nlmsg_len);
+	}
+	if (k->at < k->len && !k->overflow)
+		return false;
+	/* Over the bound while replaying: later notifications were lost, dump again. */
+	*ret_again = k->overflow;
+	if (k->overflow) {
+		k->overflow = false;
+		k->replaying = false;
+		k->len = k->at = 0;
+		return true;
 	}
 	free(k->buf);
 	memset(k, 0, sizeof(*k));
-	return false;
+	return true;
 }
 
 void
@@ -164,7 +187,8 @@ learn_notify(struct rtable *t, const struct nlmsghdr *nlh)
 				 "dumping it again", t->id, LEARN_BUFFER_MAX);
 			ln.st.overflows++;
 			k->overflow = true;
-			k->len = 0;
+			if (!k->replaying)
+				k->len = 0;
 			return;
 		}
 		k->buf = nb;

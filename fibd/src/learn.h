@@ -38,11 +38,21 @@ void learn_dump_msg(struct rtable *t, const struct nlmsghdr *nlh);
 
 /*
  * learn_end - t's learn dump ended, complete or not. Complete: the kept
- * notifications are replayed in order and no longer kept; returns false. Not
+ * notifications are to be replayed in order (learn_replay); returns false. Not
  * complete, or kept notifications overflowed during it: returns true, and
  * another dump must follow (notifications are still kept).
  */
 bool learn_end(struct rtable *t, bool complete);
+
+/*
+ * learn_replay - after learn_end returned false: replay at most `budget` kept
+ * notifications (DESIGN invariant 2: a callback's work is bounded). Those that
+ * come meanwhile are kept and replayed too. Returns true when all are out and
+ * keeping has stopped; then *ret_again says that some were lost meanwhile
+ * (over LEARN_BUFFER_MAX) and another learn dump must follow.
+ */
+#define LEARN_REPLAY_BUDGET 2048
+bool learn_replay(struct rtable *t, unsigned budget, bool *ret_again);
 
 /* learn_notify - a route notification for t (which has learners). */
 void learn_notify(struct rtable *t, const struct nlmsghdr *nlh);

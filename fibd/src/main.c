@@ -46,6 +46,7 @@ static struct {
 	uv_loop_t loop;
 	uv_signal_t sig_term, sig_int, sig_hup;
 	uv_timer_t slab_tick;
+	uv_timer_t state_tick; /* writes the state file again after a failure */
 	uv_timer_t flush_wait;
 	uint64_t flush_deadline;
 	bool stopping;
@@ -100,6 +101,7 @@ shutdown_all(void)
 	uv_close((uv_handle_t *)&m.sig_int, NULL);
 	uv_close((uv_handle_t *)&m.sig_hup, NULL);
 	uv_close((uv_handle_t *)&m.slab_tick, NULL);
+	uv_close((uv_handle_t *)&m.state_tick, NULL);
 	uv_close((uv_handle_t *)&m.flush_wait, NULL);
 }
 
@@ -222,6 +224,14 @@ main_on_slab_tick(uv_timer_t *t)
 {
 	(void)t;
 	table_slab_cleanup();
+}
+
+static void
+main_on_state_tick(uv_timer_t *t)
+{
+	(void)t;
+	if (state_dirty())
+		state_save();
 }
 
 static void
@@ -351,7 +361,8 @@ main(int argc, char **argv)
 			log_fatal("--user %s: %s", user, err);
 		log_info("running as %s (uid %u), keeping only CAP_NET_ADMIN", user, (unsigned)uid);
 	}
-	uv_loop_init(&m.loop);
+	if ((r = uv_loop_init(&m.loop)) < 0)
+		log_fatal("cannot make the event loop: %s", uv_strerror(r));
 	if (table_init() < 0)
 		log_fatal("out of memory");
 	learn_init(m.conf.protocol);
@@ -393,6 +404,8 @@ main(int argc, char **argv)
 	uv_timer_init(&m.loop, &m.slab_tick);
 	uv_timer_init(&m.loop, &m.flush_wait);
 	uv_timer_start(&m.slab_tick, main_on_slab_tick, SLAB_TICK_MS, SLAB_TICK_MS);
+	uv_timer_init(&m.loop, &m.state_tick);
+	uv_timer_start(&m.state_tick, main_on_state_tick, STATE_RETRY_S * 1000, STATE_RETRY_S * 1000);
 
 	log_info("fibd %s started: protocol %u, socket %s", FIBD_VERSION, m.conf.protocol,
 	    m.conf.socket);

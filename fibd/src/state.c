@@ -17,6 +17,7 @@
 #include "table.h"
 
 static char path[256];
+static int failed_err; /* the last save failed with this errno (logged once), 0 if it did not */
 static void (*fed_source)(state_emit_fn emit, void *ctx);
 
 void
@@ -143,8 +144,30 @@ emit_fed(uint32_t table, uint8_t family, const char *client, void *ctx)
 	fputc('\n', f);
 }
 
+static int save_once(void);
+
+bool
+state_dirty(void)
+{
+	return failed_err != 0;
+}
+
 int
 state_save(void)
+{
+	int r = save_once();
+
+	if (r < 0 && -r != failed_err)
+		log_warn_errno(-r, "state: cannot write %s; retrying every %u s", path, STATE_RETRY_S);
+	else if (r == 0 && failed_err)
+		log_info("state: %s written again", path);
+	failed_err = r < 0 ? -r : 0;
+	return r;
+}
+
+/* One attempt; the caller logs. */
+static int
+save_once(void)
 {
 	char tmp[sizeof(path) + 8], dir[sizeof(path)];
 	bool bad;
@@ -156,11 +179,8 @@ state_save(void)
 	snprintf(dir, sizeof(dir), "%s", path);
 	mkdir(dirname(dir), 0755);
 	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
-	if (!(f = fopen(tmp, "we"))) {
-		err = errno; /* logging may change errno */
-		log_warn_errno(err, "state: cannot write %s", tmp);
-		return -err;
-	}
+	if (!(f = fopen(tmp, "we")))
+		return -errno;
 	fprintf(f, "# tables fibd manages, and the clients that fed them; read at start\n");
 	if (table_decouple_new)
 		fprintf(f, "decouple new tables\n");
@@ -179,14 +199,11 @@ state_save(void)
 		err = errno;
 	}
 	if (bad) {
-		err = err ? err : EIO;
-		log_warn_errno(err, "state: cannot write %s", tmp);
 		unlink(tmp);
-		return -err;
+		return -(err ? err : EIO);
 	}
 	if (rename(tmp, path) < 0) {
 		err = errno;
-		log_warn_errno(err, "state: cannot replace %s", path);
 		unlink(tmp);
 		return -err;
 	}

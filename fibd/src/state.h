@@ -39,8 +39,16 @@ void state_set_fed_source(void (*each)(state_emit_fn emit, void *ctx));
 
 /*
  * state_save - write the tables fibd manages now, and who fed them (a temporary
- * file, then rename). Returns 0 or -errno; it has logged why.
+ * file, then rename). Returns 0 or -errno.
  */
 int state_save(void);
+
+/*
+ * state_dirty - the last save failed: what the file says is out of date until
+ * a save succeeds (main.c retries every STATE_RETRY_S seconds). A failure is
+ * logged once, and so is the recovery.
+ */
+#define STATE_RETRY_S 5
+bool state_dirty(void);
 
 #endif

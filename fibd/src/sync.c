@@ -70,6 +70,7 @@ static struct {
 	bool busy;          /* a job (dump, apply, repair) is under way */
 	bool dumping;       /* its dump has not ended yet */
 	bool learning;      /* the job is a learn dump (every protocol, for learn.c) */
+	bool learn_replaying; /* its dump is done; learn.c replays what it kept (sync_on_apply) */
 	uint64_t changes_at_start, overruns_at_start;
 	uv_timer_t soon;    /* debounces rescans asked for by link and address events */
 	uv_timer_t periodic;
@@ -100,6 +101,7 @@ static struct {
 } sy;
 
 static void sync_on_readable(uv_poll_t *h, int status, int events);
+static void queue_learn(struct rtable *t);
 
 /* The dump socket's I/O; tests script it (sync_set_io). */
 static ssize_t
@@ -788,8 +790,20 @@ sync_on_apply(uv_idle_t *h)
 	uint64_t t0 = health_cb_begin();
 	struct rtable *t = sy.cur;
 	unsigned budget = SYNC_APPLY_BUDGET;
+	bool again = false;
 	(void)h;
 
+	if (sy.learn_replaying) {
+		if (learn_replay(t, LEARN_REPLAY_BUDGET, &again)) {
+			uv_idle_stop(&sy.applier);
+			sy.learn_replaying = false;
+			if (again)
+				queue_learn(t);
+			job_done();
+		}
+		health_cb_end(t0, "learn replay");
+		return;
+	}
 	for (; sy.apply_at < sy.n_keys && budget; sy.apply_at++, budget--) {
 		if (!apply_key(t, &sy.keys[sy.apply_at])) {
 			log_warn("sync: table %u: out of memory adopting routes", t->id);
@@ -856,8 +870,6 @@ job_done(void)
 	start_next();
 }
 
-static void queue_learn(struct rtable *t);
-
 static void
 job_end(bool ok, const char *why)
 {
@@ -873,9 +885,14 @@ job_end(bool ok, const char *why)
 	if (learning && ok) {
 		log_info("sync: table %u %s: learn dump done", t->id,
 		    family_name(t->family));
-		if (learn_end(t, true))
+		if (learn_end(t, true)) {
 			queue_learn(t); /* notifications were lost during it: again */
-		job_done();
+			job_done();
+			return;
+		}
+		/* What was kept during it goes out a budget at a time (sync_on_apply). */
+		sy.learn_replaying = true;
+		uv_idle_start(&sy.applier, sync_on_apply);
 		return;
 	}
 	if (ok) {

@@ -20,6 +20,7 @@ ps_buf_init(struct ps_buf *b)
 	b->data = NULL;
 	b->len = 0;
 	b->cap = 0;
+	b->failed = false;
 }
 
 PS_EXPORT void
@@ -357,6 +358,7 @@ ps_enc_msg(struct ps_buf *b, const struct ps_msg *m, struct ps_fault *ret_fault)
 	e_body(&e, m);
 	if (e.failed) {
 		b->len = start;
+		b->failed = true;
 		return -ENOMEM;
 	}
 	if (b->len - start > PS_MSG_MAX_DEFAULT) {

@@ -30,6 +30,22 @@
 #include "table.h"
 
 static uv_loop_t loop;
+
+/* calloc, wrapped (tests/meson.build): fails the next calloc_fail calls. */
+void *__real_calloc(size_t n, size_t size);
+void *__wrap_calloc(size_t n, size_t size);
+static int calloc_fail;
+
+void *
+__wrap_calloc(size_t n, size_t size)
+{
+	if (calloc_fail > 0) {
+		calloc_fail--;
+		errno = ENOMEM;
+		return NULL;
+	}
+	return __real_calloc(n, size);
+}
 static char sock_path[108];
 static struct feed_config cfg;
 
@@ -46,17 +62,26 @@ spin(void)
 		uv_run(&loop, UV_RUN_NOWAIT);
 }
 
+/* A connected, nonblocking socket to fibd (the loop has not run yet). */
+static int
+client_connect(void)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	int fd;
+
+	strcpy(sa.sun_path, sock_path);
+	fd = socket(AF_UNIX, SOCK_STREAM, 0);
+	assert_true(fd >= 0);
+	assert_int_equal(connect(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	fcntl(fd, F_SETFL, O_NONBLOCK);
+	return fd;
+}
+
 static void
 client_open(struct client *c)
 {
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-
 	memset(c, 0, sizeof(*c));
-	strcpy(sa.sun_path, sock_path);
-	c->fd = socket(AF_UNIX, SOCK_STREAM, 0);
-	assert_true(c->fd >= 0);
-	assert_int_equal(connect(c->fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
-	fcntl(c->fd, F_SETFL, O_NONBLOCK);
+	c->fd = client_connect();
 	c->dec = ps_dec_new(0);
 	spin();
 }
@@ -685,6 +710,42 @@ test_access_of(void **state)
 	assert_int_equal(access_of(65534, 65534, none, 0, 107, 107, &groups), ACCESS_NONE);
 }
 
+/*
+ * No memory for a session: the connection is closed at once, and the listener
+ * keeps accepting (libuv stops watching it until a connection it handed over
+ * is accepted). Two at once: the second waits for the spare handle, and is
+ * served if memory is back by then.
+ */
+static void
+test_no_memory_for_a_session(void **state)
+{
+	struct client a, b, c;
+	(void)state;
+
+	/* Decoders first: the test's own callocs are wrapped too. */
+	client_open(&a);
+	client_open(&b);
+	close(a.fd);
+	close(b.fd);
+	a.fd = client_connect();
+	b.fd = client_connect();
+	calloc_fail = 2;
+	spin();
+	assert_int_equal(calloc_fail, 0);
+	assert_null(client_next(&a));
+	assert_true(a.closed);
+	/* b waited for the spare handle; by then there was memory again: served. */
+	hello(&b, "after-oom-b", PS_ROLE_CONTROL);
+	expect(&b, PS_WELCOME);
+	client_close(&a);
+	client_close(&b);
+	/* The next one is served as usual. */
+	client_open(&c);
+	hello(&c, "after-oom", PS_ROLE_CONTROL);
+	expect(&c, PS_WELCOME);
+	client_close(&c);
+}
+
 extern struct rtable *sync_fake_claimed[16];
 extern unsigned sync_fake_n_claimed;
 
@@ -794,6 +855,7 @@ main(void)
 		cmocka_unit_test(test_persist),
 		cmocka_unit_test(test_stale_time),
 		cmocka_unit_test(test_restart_claims),
+		cmocka_unit_test(test_no_memory_for_a_session),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -1,8 +1,8 @@
 /*
  * learn: which kernel routes become LEARN messages, and the keeping of route
  * notifications during a learn dump: replayed in order after a complete dump
- * (an add then a delete of one prefix ends deleted; a delete then an add ends
- * present), held over an incomplete one, and an overflow asks for another dump.
+ * a budget at a time (an add then a delete of one prefix ends deleted; a delete
+ * then an add ends present; one that comes meanwhile goes last), held over an incomplete one, and an overflow asks for another dump.
  * The messages are built here as the kernel sends them; feed_learn is a fake
  * that records what it is handed.
  */
@@ -108,6 +108,7 @@ static void
 test_kept_and_replayed_in_order(void **state)
 {
 	struct rtable *t = table();
+	bool again = true;
 	(void)state;
 
 	assert_true(learn_begin(t));
@@ -125,7 +126,18 @@ test_kept_and_replayed_in_order(void **state)
 	assert_int_equal(fake_n_learned, 1);
 
 	assert_false(learn_end(t, true));
+	/* Replayed a budget at a time; what comes meanwhile joins the end. */
+	assert_int_equal(fake_n_learned, 1);
+	assert_false(learn_replay(t, 2, &again));
+	assert_int_equal(fake_n_learned, 3);
+	learn_notify(t, route_msg(RTM_NEWROUTE, "198.51.100.128", 25, RTPROT_STATIC, RTN_UNICAST, 0));
+	assert_int_equal(fake_n_learned, 3);
+	assert_false(learn_replay(t, 2, &again));
 	assert_int_equal(fake_n_learned, 5);
+	assert_true(learn_replay(t, 2, &again));
+	assert_false(again);
+	assert_int_equal(fake_n_learned, 6);
+	assert_int_equal(fake_learned[5].prefix[0], 198);
 	/* add then delete of 192.0.2.0/24: ends deleted, after the dump's add */
 	assert_int_equal(fake_learned[1].op, PS_LEARN_ADD);
 	assert_int_equal(fake_learned[2].op, PS_LEARN_DELETE);
@@ -135,15 +147,16 @@ test_kept_and_replayed_in_order(void **state)
 	assert_int_equal(fake_learned[4].op, PS_LEARN_ADD);
 	assert_int_equal(fake_learned[4].prefix[0], 203);
 
-	/* Keeping stopped with the complete dump. */
+	/* Keeping stopped with the replay. */
 	learn_notify(t, route_msg(RTM_NEWROUTE, "198.51.100.0", 24, RTPROT_STATIC, RTN_UNICAST, 0));
-	assert_int_equal(fake_n_learned, 6);
+	assert_int_equal(fake_n_learned, 7);
 }
 
 static void
 test_overflow_asks_for_another_dump(void **state)
 {
 	struct rtable *t = table();
+	bool again = true;
 	unsigned sent;
 	(void)state;
 
@@ -157,6 +170,8 @@ test_overflow_asks_for_another_dump(void **state)
 	learn_notify(t, route_msg(RTM_DELROUTE, "192.0.2.0", 24, RTPROT_STATIC, RTN_UNICAST, 7));
 	assert_int_equal(fake_n_learned, sent);
 	assert_false(learn_end(t, true));
+	assert_true(learn_replay(t, LEARN_REPLAY_BUDGET, &again));
+	assert_false(again);
 	assert_int_equal(fake_n_learned, sent + 1);
 	assert_int_equal(fake_learned[sent].op, PS_LEARN_DELETE);
 	assert_int_equal(fake_learned[sent].metric, 7);
