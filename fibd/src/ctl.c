@@ -20,6 +20,7 @@
 #include "health.h"
 #include "learn.h"
 #include "log.h"
+#include "monitor.h"
 #include "nl.h"
 #include "slab.h"
 #include "state.h"
@@ -41,6 +42,7 @@ ctl_set_info(uint64_t start_ns, uint8_t proto)
 struct snap {
 	struct sync_stats ss;
 	struct nl_stats ns;
+	struct mon_stats ms;
 	struct health_stats hs;
 	struct feed_stats fs;
 	struct slab_stats sl[3];
@@ -51,6 +53,7 @@ static void
 snap_take(struct snap *s)
 {
 	nl_get_stats(&s->ns);
+	mon_get_stats(&s->ms);
 	sync_get_stats(&s->ss);
 	health_get(&s->hs);
 	feed_get_stats(&s->fs);
@@ -111,7 +114,7 @@ status_text(struct text *t, const struct snap *sn)
 	    (unsigned long long)ns.deletes, (unsigned long long)ns.errors,
 	    (unsigned long long)ns.retries, (unsigned long long)ns.eagain);
 	tprintf(t, "  monitor events %llu, overruns %llu; routes lost and written again %llu\n",
-	    (unsigned long long)ns.monitor_events, (unsigned long long)ns.monitor_overruns,
+	    (unsigned long long)sn->ms.events, (unsigned long long)sn->ms.overruns,
 	    (unsigned long long)ns.routes_lost);
 	tprintf(t, "sync: dumps %llu started, %llu completed, %llu interrupted, %llu failed; "
 		   "%llu rescans asked for by events; %llu routes adopted, %llu unclaimed ones pruned, "
@@ -259,9 +262,9 @@ metrics_text(struct text *t, const struct snap *sn)
 	metric1(t, "fibd_netlink_retries_total", "counter", "Writes retried", (double)ns->retries);
 	metric1(t, "fibd_netlink_queued", "gauge", "Routes queued for the kernel", (double)ns->queued);
 	metric1(t, "fibd_netlink_inflight", "gauge", "Messages awaiting their ACK", ns->inflight);
-	metric1(t, "fibd_monitor_events_total", "counter", "Kernel notifications read", (double)ns->monitor_events);
+	metric1(t, "fibd_monitor_events_total", "counter", "Kernel notifications read", (double)sn->ms.events);
 	metric1(t, "fibd_monitor_overruns_total", "counter", "Times the monitor socket overran",
-	    (double)ns->monitor_overruns);
+	    (double)sn->ms.overruns);
 	metric1(t, "fibd_routes_lost_total", "counter",
 	    "Routes of fibd's found deleted or replaced by others, and written again", (double)ns->routes_lost);
 	metric1(t, "fibd_dumps_started_total", "counter", "Table dumps started", (double)ss->dumps_started);
@@ -358,7 +361,7 @@ status_json(struct text *t, const struct snap *sn)
 	    (unsigned long long)ns.adds, (unsigned long long)ns.replaces,
 	    (unsigned long long)ns.deletes, (unsigned long long)ns.errors,
 	    (unsigned long long)ns.retries, (unsigned long long)ns.eagain,
-	    (unsigned long long)ns.monitor_events, (unsigned long long)ns.monitor_overruns,
+	    (unsigned long long)sn->ms.events, (unsigned long long)sn->ms.overruns,
 	    (unsigned long long)ns.routes_lost, ns.batch_limit, (unsigned long long)ns.send_max_us,
 	    ns.nh_objects ? "true" : "false");
 	tprintf(t,

@@ -33,6 +33,7 @@
 #include <proto-shim/dec.h>
 
 #include "ctl.h"
+#include "event.h"
 #include "feed.h"
 #include "health.h"
 #include "learn.h"
@@ -40,7 +41,6 @@
 #include "nl.h"
 #include "state.h"
 #include "sync.h"
-#include "watch.h"
 
 #define OWNERS_MAX 1024
 
@@ -56,7 +56,6 @@ struct owner {
 	uint64_t generation;
 	bool in_feed;
 	struct route *sweep; /* next route to look at in a sweep, or NULL */
-	struct route *repair; /* next route to look at in a repair walk */
 	bool sweeping;
 	struct owner *sweep_next;
 	/* From the last HELLO: what happens to the routes when the session goes. */
@@ -131,12 +130,6 @@ static struct {
 	uv_timer_t stale_tick;  /* runs while some owner is stale */
 	unsigned n_stale;
 	bool closing;           /* fibd stops: sessions go, every route stays */
-	/* the repair walk after a rescan: every owner's routes in the table */
-	struct rtable *repair_table;
-	unsigned repair_slot;
-	bool repair_started; /* the current slot's walk has begun */
-	void (*repair_done)(void);
-	uv_idle_t repairer;
 	struct feed_stats st;
 	struct feed_access access;
 	uv_timer_t stall_tick;  /* closes control sessions whose reader stalled */
@@ -211,8 +204,6 @@ owner_detach(struct owner *o, struct route *r)
 {
 	if (o->sweep == r)
 		o->sweep = r->onext;
-	if (o->repair == r)
-		o->repair = r->onext;
 	if (r->oprev)
 		r->oprev->onext = r->onext;
 	else
@@ -295,8 +286,9 @@ feed_on_flush(uv_check_t *h)
 static void
 route_write(struct owner *o, struct route *r)
 {
-	if (watch_open_count)
-		watch_route(r->want ? WE_DESIRED : WE_WITHDRAWN, r, o->name, 0, NULL);
+	if (event_wanted())
+		event_emit(&(struct event){ .kind = r->want ? EV_DESIRED : EV_WITHDRAWN, .t = table_at(r->rt),
+		    .r = r, .client = o->name });
 	nl_enqueue(r);
 	if (!(r->flags & R_PENDING) && (r->flags & (R_QUEUED | R_INFLIGHT))) {
 		r->flags |= R_PENDING;
@@ -324,9 +316,9 @@ feed_route_done(struct route *r, int err, const char *text)
 	struct owner *o = r->owner != OWNER_NONE ? fd.owners[r->owner] : NULL;
 	struct session *s = o ? o->session : NULL;
 
-	if (watch_open_count && err >= 0)
-		watch_route(err ? WE_FAILED : r->want ? WE_INSTALLED : WE_REMOVED, r, o ? o->name : NULL,
-		    err, text);
+	if (event_wanted() && err >= 0)
+		event_emit(&(struct event){ .kind = err ? EV_FAILED : r->want ? EV_INSTALLED : EV_REMOVED,
+		    .t = table_at(r->rt), .r = r, .client = o ? o->name : NULL, .err = err, .text = text });
 
 	if (o && (r->flags & R_PENDING) && !(r->flags & (R_QUEUED | R_INFLIGHT))) {
 		r->flags &= (uint8_t)~R_PENDING;
@@ -557,70 +549,6 @@ feed_each_fed(state_emit_fn emit, void *ctx)
 	}
 }
 
-/* ---- repair after a rescan ---- */
-
-/*
- * A rescan marked every route its dump showed with the table's epoch. Routes an
- * owner wants that fibd had installed, and that the dump did not show, were
- * lost (a link went down, someone deleted them): write them again. Routes with a
- * write queued or in flight are left to it.
- */
-static void
-feed_on_repair(uv_idle_t *h)
-{
-	uint64_t t0 = health_cb_begin();
-	struct rtable *t = fd.repair_table;
-	unsigned budget = FEED_SWEEP_BUDGET;
-	(void)h;
-
-	while (budget && fd.repair_slot < OWNERS_MAX) {
-		struct owner *o = fd.owners[fd.repair_slot];
-		if (!o) {
-			fd.repair_slot++;
-			fd.repair_started = false;
-			continue;
-		}
-		if (!fd.repair_started) {
-			o->repair = o->routes;
-			fd.repair_started = true;
-		}
-		for (; o->repair && budget; budget--) {
-			struct route *r = o->repair;
-			o->repair = r->onext;
-			if (t->diffing && r->rt == t->idx && r->want) {
-				if (r->flags & (R_FAILED | R_WAITING))
-					watch_diff(t, DIFF_FAILED, r, NULL);
-				else if (r->seen != t->epoch)
-					watch_diff(t, DIFF_MISSING, r, NULL);
-			}
-			if (r->rt != t->idx || !r->want || !r->have || r->seen == t->epoch ||
-			    (r->flags & (R_QUEUED | R_INFLIGHT)))
-				continue;
-			nl_route_lost(r);
-		}
-		if (!o->repair) {
-			fd.repair_slot++;
-			fd.repair_started = false;
-		}
-	}
-	if (fd.repair_slot >= OWNERS_MAX) {
-		void (*done)(void) = fd.repair_done;
-		uv_idle_stop(&fd.repairer);
-		fd.repair_table = NULL;
-		done();
-	}
-	health_cb_end(t0, "feed repair");
-}
-
-void
-feed_repair(struct rtable *t, void (*done)(void))
-{
-	fd.repair_table = t;
-	fd.repair_done = done;
-	fd.repair_slot = 0;
-	fd.repair_started = false;
-	uv_idle_start(&fd.repairer, feed_on_repair);
-}
 
 /* ---- sessions: output ---- */
 
@@ -1527,7 +1455,6 @@ feed_init(uv_loop_t *loop, const struct feed_config *cfg)
 	uv_idle_init(loop, &fd.decoder);
 	uv_check_init(loop, &fd.flusher);
 	uv_timer_init(loop, &fd.stale_tick);
-	uv_idle_init(loop, &fd.repairer);
 	uv_timer_init(loop, &fd.stall_tick);
 	uv_timer_start(&fd.stall_tick, feed_on_stall_tick, 1000, 1000);
 	uv_unref((uv_handle_t *)&fd.stall_tick);
@@ -1578,8 +1505,6 @@ feed_close(void)
 		uv_close((uv_handle_t *)&fd.flusher, NULL);
 	if (!uv_is_closing((uv_handle_t *)&fd.stale_tick))
 		uv_close((uv_handle_t *)&fd.stale_tick, NULL);
-	if (!uv_is_closing((uv_handle_t *)&fd.repairer))
-		uv_close((uv_handle_t *)&fd.repairer, NULL);
 	if (!uv_is_closing((uv_handle_t *)&fd.stall_tick))
 		uv_close((uv_handle_t *)&fd.stall_tick, NULL);
 }

@@ -85,11 +85,6 @@ int feed_init(uv_loop_t *loop, const struct feed_config *cfg);
 /* feed_close - close every session and the listening socket; routes stay. */
 void feed_close(void);
 
-/*
- * feed_repair - after a rescan of t: write again the routes owners want that
- * fibd installed and the rescan did not see. Bounded steps; done() at the end.
- */
-void feed_repair(struct rtable *t, void (*done)(void));
 
 /* feed_wake - a session's streamed answer has more to send (ctl: a watch event, a diff). */
 void feed_wake(void *session);

@@ -14,13 +14,13 @@
 #include <libmnl/libmnl.h>
 #include <linux/rtnetlink.h>
 
-#include "feed.h"
 #include "learn.h"
 #include "log.h"
-#include "sync.h"
 
 static struct {
 	uint8_t protocol;
+	const struct kmsg_env *env;
+	learn_sink sink;
 	struct learn_stats st;
 	struct ps_route rt; /* large: one, reused */
 } ln;
@@ -37,44 +37,30 @@ struct kept {
 static struct kept kept[TABLE_MAX];
 
 void
-learn_init(uint8_t protocol)
+learn_init(uint8_t protocol, const struct kmsg_env *env, learn_sink sink)
 {
 	ln.protocol = protocol;
-}
-
-static int
-attr_cb(const struct nlattr *attr, void *data)
-{
-	const struct nlattr **tb = data;
-	int type = mnl_attr_get_type(attr);
-
-	if (type <= RTA_MAX)
-		tb[type] = attr;
-	return MNL_CB_OK;
+	ln.env = env;
+	ln.sink = sink;
 }
 
 /* One route message of t as a LEARN add or delete, to t's learners. */
 static void
 learn_msg(struct rtable *t, const struct nlmsghdr *nlh, uint8_t op)
 {
-	const struct nlattr *tb[RTA_MAX + 1] = { 0 };
-	const struct rtmsg *rtm;
-	unsigned alen = t->family == PS_FAM_V4 ? 4 : 16;
 	struct ps_route *rt = &ln.rt;
+	struct kmsg_rt kr;
 
-	if (nlh->nlmsg_len < mnl_nlmsg_size(sizeof(*rtm)))
+	if (kmsg_rt_parse(nlh, &kr) < 0 || kr.family != t->family)
 		return;
-	rtm = mnl_nlmsg_get_payload(nlh);
-	if (rtm->rtm_protocol == ln.protocol || rtm->rtm_protocol == RTPROT_KERNEL ||
-	    (rtm->rtm_flags & RTM_F_CLONED) || rtm->rtm_dst_len > alen * 8)
+	if (kr.rtm->rtm_protocol == ln.protocol || kr.rtm->rtm_protocol == RTPROT_KERNEL ||
+	    (kr.rtm->rtm_flags & RTM_F_CLONED))
 		return;
-	if (rtm->rtm_type != RTN_UNICAST && rtm->rtm_type != RTN_BLACKHOLE &&
-	    rtm->rtm_type != RTN_UNREACHABLE && rtm->rtm_type != RTN_PROHIBIT)
-		return;
-	if (mnl_attr_parse(nlh, sizeof(*rtm), attr_cb, tb) < 0 || !sync_attrs_sane(tb))
+	if (kr.rtm->rtm_type != RTN_UNICAST && kr.rtm->rtm_type != RTN_BLACKHOLE &&
+	    kr.rtm->rtm_type != RTN_UNREACHABLE && kr.rtm->rtm_type != RTN_PROHIBIT)
 		return;
 	if (op == PS_LEARN_ADD) {
-		if (!sync_route_from_msg(rtm, tb, t->family, rt, NULL)) {
+		if (!kmsg_rt_attrs(&kr, ln.env, rt, NULL)) {
 			ln.st.skipped++;
 			return;
 		}
@@ -82,23 +68,20 @@ learn_msg(struct rtable *t, const struct nlmsghdr *nlh, uint8_t op)
 		/* A delete names the key (and the type); its nexthops may go. */
 		memset(rt, 0, offsetof(struct ps_route, nh));
 		rt->key.family = t->family;
-		rt->type = rtm->rtm_type;
+		rt->type = kr.rtm->rtm_type;
 	}
 	rt->key.has = PS_KEY_TABLE | PS_KEY_METRIC | PS_KEY_TOS;
 	rt->key.table = t->id;
-	rt->key.plen = rtm->rtm_dst_len;
-	rt->key.tos = t->family == PS_FAM_V4 ? rtm->rtm_tos : 0;
-	rt->key.metric = tb[RTA_PRIORITY] ? mnl_attr_get_u32(tb[RTA_PRIORITY]) : 0;
-	if (tb[RTA_DST]) {
-		if (mnl_attr_get_payload_len(tb[RTA_DST]) != alen)
-			return;
-		memcpy(rt->key.prefix.b, mnl_attr_get_payload(tb[RTA_DST]), alen);
-	}
-	rt->protocol = rtm->rtm_protocol;
+	rt->key.plen = kr.plen;
+	rt->key.tos = t->family == PS_FAM_V4 ? kr.tos : 0;
+	rt->key.metric = kr.metric;
+	rt->key.prefix = kr.prefix;
+	rt->protocol = kr.rtm->rtm_protocol;
 	rt->has |= PS_RA_PROTOCOL;
 	rt->learn_op = op;
 	ln.st.sent++;
-	feed_learn(rt);
+	if (ln.sink)
+		ln.sink(rt);
 }
 
 bool

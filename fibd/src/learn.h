@@ -18,14 +18,21 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "kmsg.h"
 #include "table.h"
 
 #define LEARN_BUFFER_MAX (8u << 20) /* notifications kept during a learn dump, bytes */
 
 struct nlmsghdr;
 
-/* learn_init - fibd's own rtm_protocol: its routes are never learned. */
-void learn_init(uint8_t protocol);
+/*
+ * learn_init - protocol: fibd's own rtm_protocol, whose routes are never
+ * learned. learn.c reads routes with env, and hands each LEARN route to
+ * sink (feed.c's feed_learn, which main.c wires: the engine does not call the
+ * front).
+ */
+typedef void (*learn_sink)(const struct ps_route *r);
+void learn_init(uint8_t protocol, const struct kmsg_env *env, learn_sink sink);
 
 /*
  * learn_begin - a learn dump of t is queued: from now on its notifications are

@@ -30,13 +30,16 @@
 #include "feed.h"
 #include "health.h"
 #include "learn.h"
+#include "event.h"
 #include "log.h"
+#include "monitor.h"
 #include "nl.h"
 #include "notify.h"
 #include "privs.h"
 #include "state.h"
 #include "sync.h"
 #include "table.h"
+#include "watch.h"
 
 #define SLAB_TICK_MS 20
 #define FLUSH_WAIT_MS 60000
@@ -95,6 +98,7 @@ shutdown_all(void)
 	notify_close();
 	feed_close();
 	sync_close();
+	mon_close();
 	nl_close();
 	health_close();
 	uv_close((uv_handle_t *)&m.sig_term, NULL);
@@ -192,7 +196,7 @@ main_on_signal(uv_signal_t *h, int signum)
 		m.conf.rescan_interval = c.rescan_interval;
 		sync_set_times(c.startup_grace, c.rescan_interval);
 		if (c.monitor_buffer != m.conf.monitor_buffer) {
-			int r = nl_set_monitor_buffer(c.monitor_buffer);
+			int r = mon_set_buffer(c.monitor_buffer);
 			if (r < 0)
 				log_warn_errno(r, "reload: monitor_buffer");
 			else
@@ -224,6 +228,19 @@ main_on_slab_tick(uv_timer_t *t)
 {
 	(void)t;
 	table_slab_cleanup();
+}
+
+/*
+ * A link or address changed, or notifications were lost: routes waiting for an
+ * unreachable nexthop are tried again; and since a link going down takes IPv4
+ * routes with it without a word on the monitor, a rescan finds what is gone.
+ */
+static void
+main_links_changed(bool lost)
+{
+	(void)lost;
+	nl_links_changed();
+	sync_rescan_soon();
 }
 
 static void
@@ -365,9 +382,19 @@ main(int argc, char **argv)
 		log_fatal("cannot make the event loop: %s", uv_strerror(r));
 	if (table_init() < 0)
 		log_fatal("out of memory");
-	learn_init(m.conf.protocol);
-	if ((r = nl_init(&m.loop, m.conf.protocol, feed_route_done, m.conf.monitor_buffer)) < 0)
-		log_fatal_errno(r, "cannot open netlink sockets");
+	/*
+	 * The layers, wired: each calls only downward, and hears from below
+	 * through the hooks given here (docs/layers.md).
+	 */
+	event_set_sink(watch_on_event);
+	learn_init(m.conf.protocol, &sync_env, feed_learn);
+	if ((r = nl_init(&m.loop, m.conf.protocol, &(const struct nl_hooks){ .done = feed_route_done,
+		 .writable = sync_table_ready, .exists = sync_route_exists })) < 0)
+		log_fatal_errno(r, "cannot open the netlink writer's socket");
+	if ((r = mon_init(&m.loop, &(const struct mon_hooks){ .route = sync_kernel_route,
+		 .link_down = nl_link_down, .changed = main_links_changed }, m.conf.monitor_buffer,
+		 nl_portid())) < 0)
+		log_fatal_errno(r, "cannot open the netlink monitor socket");
 	nl_use_nh_objects(m.conf.nexthop_objects);
 	if ((r = sync_init(&m.loop, m.conf.protocol, m.conf.startup_grace, m.conf.rescan_interval)) < 0)
 		log_fatal_errno(r, "cannot open the netlink dump socket");

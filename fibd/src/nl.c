@@ -1,5 +1,5 @@
 /*
- * nl: the netlink writer and the link/address monitor.
+ * nl: the netlink writer (kernel I/O layer; see docs/layers.md).
  *
  * Write path. Routes wait on one FIFO write queue (intrusive, through qnext;
  * R_QUEUED says a route is on it, so it is there at most once). The writer runs
@@ -20,12 +20,17 @@
  * a delete of a route that is already gone (ESRCH) counts as done.
  *
  * Outcomes: success sets `have`; ENETUNREACH, ENODEV, ENETDOWN and EHOSTUNREACH
- * park the route as WAITING until the monitor sees a link or address change;
+ * park the route as WAITING until a link or address changes (nl_links_changed);
  * other errors park it as FAILED and retry with backoff (1 s doubling to 60 s).
- * Parked routes sit in a vector (R_PARKED keeps them alive).
+ * Parked routes sit in a vector (R_PARKED keeps them alive). A batch the kernel
+ * refuses as a whole (send fails with anything but EAGAIN or ENOBUFS) fails
+ * each of its routes with that error, as if each had been refused.
+ *
+ * Messages are built by kmsg.c; nothing here knows sessions, control or sync:
+ * what the writer needs to ask or tell goes through struct nl_hooks.
  *
  * Ownership: nl holds no route it did not get from nl_enqueue, and releases none;
- * the done callback decides.
+ * the done hook decides.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -36,16 +41,13 @@
 #include <time.h>
 
 #include <libmnl/libmnl.h>
-#include <linux/filter.h>
 #include <linux/nexthop.h>
 #include <linux/rtnetlink.h>
 
 #include "health.h"
-#include "learn.h"
+#include "kmsg.h"
 #include "log.h"
 #include "nl.h"
-#include "sync.h"
-#include "watch.h"
 
 #define NL_RCVBUF (32 * 1024 * 1024)
 #define NL_TEXT_INTERN_MAX 255 /* a route keeps an 8-bit index */
@@ -58,7 +60,6 @@
 #define NL_SEND_TARGET_NS 2000000ull
 #define NL_BATCH_MIN 4096
 #define NL_MMSG 64        /* ACK datagrams per recvmmsg */
-#define NL_MON_CATCH_UP 256 /* monitor datagrams read when sync asks before using a dump */
 #define NL_MMSG_BUF 2048  /* an ACK: our message's header and the extended-ACK text */
 
 enum op { OP_ADD_EXCL, OP_REPLACE, OP_DEL, OP_NH_ADD, OP_NH_DEL };
@@ -78,16 +79,14 @@ struct inflight {
 static struct {
 	uv_loop_t *loop;
 	struct mnl_socket *wr;
-	struct mnl_socket *mon;
 	uv_poll_t wr_poll;
-	uv_poll_t mon_poll;
 	uv_idle_t kick;
 	uv_timer_t retry;
 	bool open;
 	bool kick_on;
 	int wr_events;
 	uint8_t protocol;
-	nl_done_cb done;
+	struct nl_hooks hooks;
 	uint32_t seq;
 	struct route *qhead, *qtail;
 	uint64_t queued;              /* on the queue or held */
@@ -97,11 +96,11 @@ static struct {
 	uint32_t ring_head, ring_n;
 	_Alignas(8) char batch[NL_BATCH_BYTES + 8192];
 	size_t batch_len;
+	uint32_t batch_msgs;  /* messages in it, the last ones in the ring */
 	size_t batch_limit; /* adapts so that one send stays near NL_SEND_TARGET_NS */
 	struct route **parked;
 	size_t n_parked, cap_parked;
 	size_t failed_parked; /* parked as FAILED when the vector was last walked, or since */
-	uint64_t route_overruns; /* monitor overruns: route notifications may have been lost */
 	uint64_t last_fail_ns;
 	uint32_t retry_ms;
 	uint32_t link_gen;
@@ -110,7 +109,6 @@ static struct {
 	uint32_t next_nh_id;
 	uint32_t *nh_dels;    /* nexthop objects to delete */
 	size_t n_nh_dels, cap_nh_dels;
-	_Alignas(8) char rx[65536]; /* netlink messages are 4-byte aligned */
 	struct {
 		_Alignas(8) char buf[NL_MMSG][NL_MMSG_BUF];
 		struct iovec iov[NL_MMSG];
@@ -121,8 +119,33 @@ static struct {
 	struct nl_stats st;
 } nl;
 
+/* The writer socket's I/O; tests put a fake kernel here (nl_set_io). */
+static ssize_t
+real_send(const void *buf, size_t len)
+{
+	return mnl_socket_sendto(nl.wr, buf, len);
+}
+
+static int
+real_recvmmsg(struct mmsghdr *msgs, unsigned n)
+{
+	return recvmmsg(mnl_socket_get_fd(nl.wr), msgs, n, MSG_DONTWAIT, NULL);
+}
+
+static nl_send_fn io_send = real_send;
+static nl_recvmmsg_fn io_recvmmsg = real_recvmmsg;
+
+void
+nl_set_io(nl_send_fn send_fn, nl_recvmmsg_fn recvmmsg_fn)
+{
+	io_send = send_fn ? send_fn : real_send;
+	io_recvmmsg = recvmmsg_fn ? recvmmsg_fn : real_recvmmsg;
+}
+
 static void nl_on_kick(uv_idle_t *h);
 static void nl_on_retry(uv_timer_t *h);
+static void complete(struct inflight f, int err, const char *text);
+static void lose_oldest(uint32_t n);
 
 /*
  * Kernel messages are few distinct strings: keep one copy of each, and give
@@ -261,6 +284,12 @@ nl_route_lost(struct route *r)
 }
 
 void
+nl_route_forget(struct route *r)
+{
+	set_have(r, NULL);
+}
+
+void
 nl_route_changed(struct route *r, struct rattr *now)
 {
 	rattr_unref(r->have);
@@ -337,8 +366,8 @@ finish(struct route *r, int err, const char *text)
 		nl.st.lat_total++;
 		nl.st.lat_sum_s += s;
 	}
-	if (nl.done)
-		nl.done(r, err, text);
+	if (nl.hooks.done)
+		nl.hooks.done(r, err, text);
 }
 
 /* ---- parking ---- */
@@ -428,25 +457,6 @@ ifindex_of(struct rnh *nh)
 	return nh->ifindex;
 }
 
-static void
-put_gateway(struct nlmsghdr *nlh, unsigned route_fam, const struct rnh *nh)
-{
-	if (!nh->gw_family)
-		return;
-	if (nh->gw_family == route_fam) {
-		mnl_attr_put(nlh, RTA_GATEWAY, nh->gw_family == PS_FAM_V4 ? 4 : 16, nh->gw.b);
-	} else {
-		/* IPv4 route via an IPv6 gateway (RFC 5549). */
-		struct {
-			struct rtvia via;
-			uint8_t addr[16];
-		} v;
-		v.via.rtvia_family = AF_INET6;
-		memcpy(v.addr, nh->gw.b, 16);
-		mnl_attr_put(nlh, RTA_VIA, sizeof(v.via) + 16, &v);
-	}
-}
-
 static uint32_t
 ring_push(enum op op, struct route *r, struct rattr *sent, uint32_t nh_id)
 {
@@ -458,52 +468,17 @@ ring_push(enum op op, struct route *r, struct rattr *sent, uint32_t nh_id)
 	f->sent = rattr_ref(sent);
 	f->nh_id = nh_id;
 	nl.ring_n++;
+	nl.batch_msgs++;
 	nl.st.msgs_sent++;
 	return f->seq;
-}
-
-static struct nlmsghdr *
-msg_start(uint16_t type, uint16_t flags, uint32_t seq)
-{
-	struct nlmsghdr *nlh = mnl_nlmsg_put_header(nl.batch + nl.batch_len);
-
-	nlh->nlmsg_type = type;
-	nlh->nlmsg_flags = NLM_F_REQUEST | NLM_F_ACK | flags;
-	nlh->nlmsg_seq = seq;
-	return nlh;
 }
 
 /* One nexthop object: a gateway and/or a device, or a group of members. */
 static void
 put_nh_object(struct rattr *a, int member, uint32_t id)
 {
-	struct nlmsghdr *nlh = msg_start(RTM_NEWNEXTHOP, NLM_F_CREATE | NLM_F_EXCL,
-	    ring_push(OP_NH_ADD, NULL, a, id));
-	struct nhmsg *nhm = mnl_nlmsg_put_extra_header(nlh, sizeof(*nhm));
-
-	nhm->nh_protocol = nl.protocol;
-	mnl_attr_put_u32(nlh, NHA_ID, id);
-	if (member < 0) {
-		struct nexthop_grp grp[PS_NEXTHOPS_MAX];
-		for (unsigned i = 0; i < a->n_nh; i++) {
-			memset(&grp[i], 0, sizeof(grp[i]));
-			grp[i].id = a->nh_id - a->n_nh + i;
-			grp[i].weight = (uint8_t)(a->nh[i].weight - 1);
-		}
-		nhm->nh_family = AF_UNSPEC;
-		mnl_attr_put(nlh, NHA_GROUP, a->n_nh * sizeof(grp[0]), grp);
-	} else {
-		const struct rnh *nh = &a->nh[member];
-		unsigned fam = nh->gw_family ? nh->gw_family : a->family;
-		nhm->nh_family = fam == PS_FAM_V4 ? AF_INET : AF_INET6;
-		if (nh->flags & PS_NH_ONLINK)
-			nhm->nh_flags |= RTNH_F_ONLINK;
-		if (nh->ifindex > 0)
-			mnl_attr_put_u32(nlh, NHA_OIF, (uint32_t)nh->ifindex);
-		if (nh->gw_family)
-			mnl_attr_put(nlh, NHA_GATEWAY, nh->gw_family == PS_FAM_V4 ? 4 : 16, nh->gw.b);
-	}
-	nl.batch_len += nlh->nlmsg_len;
+	nl.batch_len += kmsg_put_nh_object(nl.batch + nl.batch_len, ring_push(OP_NH_ADD, NULL, a, id),
+	    nl.protocol, a, member, id);
 }
 
 /* Objects for a's nexthops: one for a single nexthop, members and a group for ECMP. */
@@ -600,10 +575,17 @@ forget_if_on_link(struct rattr *a, void *ctx)
  * A link went down or away: the kernel flushes the nexthop objects on it, and
  * the routes using them, without a notification of either.
  */
-static void
-link_down(int ifindex)
+void
+nl_link_down(int ifindex)
 {
 	rattr_for_each(forget_if_on_link, &ifindex);
+}
+
+void
+nl_links_changed(void)
+{
+	nl.link_gen++; /* interface indexes are looked up again */
+	unpark(R_WAITING);
 }
 
 static void
@@ -626,19 +608,15 @@ build(struct route *r, enum op op)
 	struct rtable *t = table_at(r->rt);
 	struct rattr *a = r->want;
 	size_t room = sizeof(nl.batch) - nl.batch_len;
-	struct nlmsghdr *nlh;
-	struct rtmsg *rtm;
-	unsigned alen = t->family == PS_FAM_V4 ? 4 : 16;
-	bool any_gw = false, nhid = op != OP_DEL && wants_nh_object(a);
+	bool nhid = op != OP_DEL && wants_nh_object(a);
 	unsigned objects = nhid && a->nh_state != RATTR_NH_CREATED ? (a->n_nh > 1 ? a->n_nh + 1u : 1u)
 								     : 0;
-	uint16_t flags = 0;
 
 	/*
-	 * The largest route message (256 nexthops) is under 8 KiB, and so is each
-	 * nexthop object: keep room for all that this route needs.
+	 * The largest route message (256 nexthops) is under KMSG_MAX, and so is
+	 * each nexthop object: keep room for all that this route needs.
 	 */
-	if (room < 8192 + objects * 128u + (objects > 1 ? 2048u : 0u))
+	if (room < KMSG_MAX + objects * 128u + (objects > 1 ? 2048u : 0u))
 		return 0;
 	if (nl.ring_n + objects + 1 > NL_WINDOW_MAX)
 		return 0;
@@ -652,81 +630,42 @@ build(struct route *r, enum op op)
 		put_nh_objects(a);
 	}
 
-	if (op == OP_ADD_EXCL)
-		flags = NLM_F_CREATE | NLM_F_EXCL;
-	else if (op == OP_REPLACE)
-		flags = NLM_F_CREATE | NLM_F_REPLACE;
-	nlh = msg_start(op == OP_DEL ? RTM_DELROUTE : RTM_NEWROUTE, flags,
-	    ring_push(op, r, op == OP_DEL ? NULL : a, 0));
-	rtm = mnl_nlmsg_put_extra_header(nlh, sizeof(*rtm));
-	rtm->rtm_family = t->family == PS_FAM_V4 ? AF_INET : AF_INET6;
-	rtm->rtm_dst_len = route_plen(r);
-	rtm->rtm_tos = r->tos;
-	rtm->rtm_table = t->id < 256 ? (uint8_t)t->id : RT_TABLE_UNSPEC;
-	rtm->rtm_protocol = nl.protocol;
-	mnl_attr_put_u32(nlh, RTA_TABLE, t->id);
 	{
-		union ps_addr dst;
-		route_prefix(r, &dst);
-		mnl_attr_put(nlh, RTA_DST, alen, dst.b);
+		struct kmsg_key k = { .table = t->id, .family = t->family, .plen = route_plen(r),
+			.tos = r->tos, .metric = r->metric };
+		route_prefix(r, &k.prefix);
+		nl.batch_len += kmsg_put_route(nl.batch + nl.batch_len,
+		    ring_push(op, r, op == OP_DEL ? NULL : a, 0),
+		    op == OP_DEL ? KMSG_DEL : op == OP_REPLACE ? KMSG_REPLACE : KMSG_ADD_EXCL, &k,
+		    nl.protocol, a, nhid);
 	}
-	mnl_attr_put_u32(nlh, RTA_PRIORITY, r->metric);
-	if (op == OP_DEL) {
-		rtm->rtm_scope = RT_SCOPE_NOWHERE;
-		rtm->rtm_type = RTN_UNSPEC;
-		goto done;
-	}
-
-	rtm->rtm_type = a->type;
-	for (unsigned i = 0; i < a->n_nh; i++)
-		any_gw |= a->nh[i].gw_family != 0;
-	if (a->has & PS_RA_SCOPE)
-		rtm->rtm_scope = a->scope;
-	else
-		rtm->rtm_scope = a->type == PS_RT_UNICAST && !any_gw ? RT_SCOPE_LINK
-								     : RT_SCOPE_UNIVERSE;
-	if (nhid) {
-		mnl_attr_put_u32(nlh, RTA_NH_ID, a->nh_id);
-	} else if (a->n_nh == 1) {
-		const struct rnh *nh = &a->nh[0];
-		put_gateway(nlh, t->family, nh);
-		if (nh->ifindex > 0)
-			mnl_attr_put_u32(nlh, RTA_OIF, (uint32_t)nh->ifindex);
-		if (nh->flags & PS_NH_ONLINK)
-			rtm->rtm_flags |= RTNH_F_ONLINK;
-	} else if (a->n_nh > 1) {
-		struct nlattr *mp = mnl_attr_nest_start(nlh, RTA_MULTIPATH);
-		for (unsigned i = 0; i < a->n_nh; i++) {
-			const struct rnh *nh = &a->nh[i];
-			struct rtnexthop *rtnh = mnl_nlmsg_get_payload_tail(nlh);
-			nlh->nlmsg_len += RTNH_ALIGN(sizeof(*rtnh));
-			memset(rtnh, 0, sizeof(*rtnh));
-			rtnh->rtnh_hops = (uint8_t)(nh->weight - 1);
-			rtnh->rtnh_ifindex = nh->ifindex > 0 ? nh->ifindex : 0;
-			rtnh->rtnh_flags = (nh->flags & PS_NH_ONLINK) ? RTNH_F_ONLINK : 0;
-			put_gateway(nlh, t->family, nh);
-			rtnh->rtnh_len = (unsigned short)((char *)mnl_nlmsg_get_payload_tail(nlh) -
-			    (char *)rtnh);
-		}
-		mnl_attr_nest_end(nlh, mp);
-	}
-	if (a->has & PS_RA_PREFSRC)
-		mnl_attr_put(nlh, RTA_PREFSRC, alen, a->prefsrc.b);
-	if (a->has & PS_RA_REALM)
-		mnl_attr_put_u32(nlh, RTA_FLOW, a->realm);
-	if (a->has & PS_RA_MTU) {
-		struct nlattr *mx = mnl_attr_nest_start(nlh, RTA_METRICS);
-		mnl_attr_put_u32(nlh, RTAX_MTU, a->mtu);
-		mnl_attr_nest_end(nlh, mx);
-	}
-done:
-	nl.batch_len += nlh->nlmsg_len;
 	return 1;
 }
 
 /* ---- sending ---- */
 
 static void nl_on_wr(uv_poll_t *h, int status, int events);
+
+/*
+ * The kernel refused the whole batch (send failed with err): none of its
+ * messages was applied, and no ACK will come for them. They are the last
+ * batch_msgs entries of the window; each fails with err, as if refused alone,
+ * so that its route is parked and retried and its slot is free again.
+ */
+static void
+refuse_batch(int err)
+{
+	uint32_t n = nl.batch_msgs, first = (nl.ring_head + nl.ring_n - n) % NL_WINDOW_MAX;
+
+	log_warn_errno(err, "nl: the kernel refused a %zu-byte batch of %u messages; "
+			    "each fails with this error", nl.batch_len, n);
+	nl.st.batches_refused++;
+	nl.batch_len = 0;
+	nl.batch_msgs = 0;
+	nl.ring_n -= n;
+	for (uint32_t i = 0; i < n; i++)
+		complete(nl.ring[(first + i) % NL_WINDOW_MAX], err, "the kernel refused the batch");
+}
 
 /* Send the pending batch. Returns 0 when sent (or nothing to send), -EAGAIN to wait. */
 static int
@@ -739,7 +678,7 @@ flush(void)
 	if (!nl.batch_len)
 		return 0;
 	t0 = uv_hrtime();
-	n = mnl_socket_sendto(nl.wr, nl.batch, nl.batch_len);
+	n = io_send(nl.batch, nl.batch_len);
 	if (n >= 0) {
 		uint64_t dt = uv_hrtime() - t0;
 		if (dt / 1000 > nl.st.send_max_us)
@@ -757,11 +696,12 @@ flush(void)
 			nl.wr_events = UV_READABLE | UV_WRITABLE;
 			return -EAGAIN;
 		}
-		/* The kernel refused the whole batch: every message in it fails alike. */
-		log_warn_errno(errno, "nl: send of a %zu-byte batch failed", nl.batch_len);
+		refuse_batch(errno);
+		return 0;
 	}
 	nl.st.batches_sent++;
 	nl.batch_len = 0;
+	nl.batch_msgs = 0;
 	if (nl.wr_events & UV_WRITABLE) {
 		uv_poll_start(&nl.wr_poll, UV_READABLE, nl_on_wr);
 		nl.wr_events = UV_READABLE;
@@ -805,12 +745,8 @@ nl_on_kick(uv_idle_t *h)
 		while (nl.n_nh_dels && nl.ring_n < NL_WINDOW_MAX &&
 		    sizeof(nl.batch) - nl.batch_len > 256) {
 			uint32_t id = nl.nh_dels[--nl.n_nh_dels];
-			struct nlmsghdr *nlh = msg_start(RTM_DELNEXTHOP, 0,
-			    ring_push(OP_NH_DEL, NULL, NULL, id));
-			struct nhmsg *nhm = mnl_nlmsg_put_extra_header(nlh, sizeof(*nhm));
-			nhm->nh_family = AF_UNSPEC;
-			mnl_attr_put_u32(nlh, NHA_ID, id);
-			nl.batch_len += nlh->nlmsg_len;
+			nl.batch_len += kmsg_put_nh_del(nl.batch + nl.batch_len,
+			    ring_push(OP_NH_DEL, NULL, NULL, id), id);
 			msgs++;
 		}
 		while (nl.ring_n < NL_WINDOW_MAX && (r = dequeue())) {
@@ -826,7 +762,8 @@ nl_on_kick(uv_idle_t *h)
 			 * Held: a decoupled table is left alone until couple; no blind
 			 * first write, the table's scan comes first (asked for here).
 			 */
-			if (table_at(r->rt)->decoupled || !sync_table_ready(table_at(r->rt))) {
+			if (table_at(r->rt)->decoupled ||
+			    (nl.hooks.writable && !nl.hooks.writable(table_at(r->rt)))) {
 				hold(r);
 				continue;
 			}
@@ -899,34 +836,16 @@ unreachable_errno(int err)
 	return err == ENETUNREACH || err == ENODEV || err == ENETDOWN || err == EHOSTUNREACH;
 }
 
+/*
+ * The outcome of one message that left the window: its ACK (err 0 or a
+ * positive errno, text the kernel's extended-ACK message or NULL), or the
+ * error of a batch the kernel refused as a whole.
+ */
 static void
-handle_ack(const struct nlmsghdr *nlh)
+complete(struct inflight f, int err, const char *text)
 {
-	const struct nlmsgerr *e = mnl_nlmsg_get_payload(nlh);
-	struct ack_attrs aa = { NULL };
-	struct inflight f;
+	struct ack_attrs aa = { text };
 	struct route *r;
-	int err;
-
-	if (nlh->nlmsg_len < mnl_nlmsg_size(sizeof(*e)))
-		return;
-	err = -e->error;
-	if (nl.ring_n == 0 || nl.ring[nl.ring_head].seq != nlh->nlmsg_seq) {
-		log_warn("nl: ACK for sequence %u does not match the window", nlh->nlmsg_seq);
-		return;
-	}
-	f = nl.ring[nl.ring_head];
-	nl.ring_head = (nl.ring_head + 1) % NL_WINDOW_MAX;
-	nl.ring_n--;
-	nl.st.acks++;
-
-	if (err && (nlh->nlmsg_flags & NLM_F_ACK_TLVS)) {
-		size_t off = sizeof(*e);
-		if (!(nlh->nlmsg_flags & NLM_F_CAPPED))
-			off += e->msg.nlmsg_len - sizeof(struct nlmsghdr);
-		if (mnl_nlmsg_size(off) <= nlh->nlmsg_len)
-			mnl_attr_parse(nlh, (unsigned)off, ack_attr_cb, &aa);
-	}
 
 	if (f.op == OP_NH_ADD || f.op == OP_NH_DEL) {
 		if (f.op == OP_NH_ADD && err && f.sent->nh_state == RATTR_NH_CREATED) {
@@ -979,8 +898,8 @@ handle_ack(const struct nlmsghdr *nlh)
 			finish(r, -1, NULL);
 			return;
 		}
-		if (err == EEXIST && f.op == OP_ADD_EXCL)
-			sync_route_exists(table_at(r->rt)); /* fibd's own, missed by a dump? */
+		if (err == EEXIST && f.op == OP_ADD_EXCL && nl.hooks.exists)
+			nl.hooks.exists(table_at(r->rt)); /* fibd's own, missed by a dump? */
 		if (r->want != f.sent) {
 			/* It changed meanwhile: write the new state instead of parking. */
 			nl_enqueue(r);
@@ -994,16 +913,70 @@ handle_ack(const struct nlmsghdr *nlh)
 }
 
 /*
- * Every message in flight is lost (receive overrun): send them all again. An add
- * that did land is replaced by itself; one sent with EXCL may now fail with EEXIST,
- * which the next scan (the sync engine) resolves.
+ * An ACK that is not for the oldest message in flight. The kernel answers the
+ * messages of one socket in order, so the ones before it will get no ACK: they
+ * were lost (or the kernel misbehaves). They are written again, and the ACK
+ * is taken for its own message. An ACK for no message in flight is ignored.
+ * Returns true when the ACK's message is now the oldest.
+ */
+static bool
+ack_skips_to(uint32_t seq)
+{
+	uint32_t k;
+
+	for (k = 1; k < nl.ring_n; k++)
+		if (nl.ring[(nl.ring_head + k) % NL_WINDOW_MAX].seq == seq)
+			break;
+	if (k == nl.ring_n) {
+		log_warn("nl: ACK for sequence %u matches no message in flight; ignored", seq);
+		return false;
+	}
+	log_warn("nl: ACK for sequence %u came before those of %u earlier messages; "
+		 "writing those again", seq, k);
+	lose_oldest(k);
+	return true;
+}
+
+static void
+handle_ack(const struct nlmsghdr *nlh)
+{
+	const struct nlmsgerr *e = mnl_nlmsg_get_payload(nlh);
+	struct ack_attrs aa = { NULL };
+	struct inflight f;
+
+	if (nlh->nlmsg_len < mnl_nlmsg_size(sizeof(*e)))
+		return;
+	if (nl.ring_n && nl.ring[nl.ring_head].seq != nlh->nlmsg_seq && !ack_skips_to(nlh->nlmsg_seq))
+		return;
+	if (nl.ring_n == 0) {
+		log_warn("nl: ACK for sequence %u with nothing in flight; ignored", nlh->nlmsg_seq);
+		return;
+	}
+	f = nl.ring[nl.ring_head];
+	nl.ring_head = (nl.ring_head + 1) % NL_WINDOW_MAX;
+	nl.ring_n--;
+	nl.st.acks++;
+
+	if (e->error && (nlh->nlmsg_flags & NLM_F_ACK_TLVS)) {
+		size_t off = sizeof(*e);
+		if (!(nlh->nlmsg_flags & NLM_F_CAPPED))
+			off += e->msg.nlmsg_len - sizeof(struct nlmsghdr);
+		if (mnl_nlmsg_size(off) <= nlh->nlmsg_len)
+			mnl_attr_parse(nlh, (unsigned)off, ack_attr_cb, &aa);
+	}
+	complete(f, -e->error, aa.msg);
+}
+
+/*
+ * The n oldest messages in flight will get no ACK: their routes are written
+ * again (an add that did land is replaced by itself; one sent with EXCL may now
+ * fail with EEXIST, which the next scan resolves), and nexthop objects are made
+ * again with fresh ids.
  */
 static void
-lose_window(void)
+lose_oldest(uint32_t n)
 {
-	log_warn("nl: %u ACKs lost (receive buffer overrun); writing those routes again",
-	    nl.ring_n);
-	while (nl.ring_n) {
+	while (n--) {
 		struct inflight *f = &nl.ring[nl.ring_head];
 		nl.ring_head = (nl.ring_head + 1) % NL_WINDOW_MAX;
 		nl.ring_n--;
@@ -1017,6 +990,18 @@ lose_window(void)
 		}
 		rattr_unref(f->sent);
 	}
+}
+
+/* Every message in flight is lost (receive overrun): send them all again. */
+static void
+lose_window(void)
+{
+	log_warn("nl: %u ACKs lost (receive buffer overrun); writing those routes again",
+	    nl.ring_n);
+	/* A batch not sent yet is in the window too: it is built again. */
+	nl.batch_len = 0;
+	nl.batch_msgs = 0;
+	lose_oldest(nl.ring_n);
 }
 
 static void
@@ -1036,7 +1021,7 @@ nl_on_wr(uv_poll_t *h, int status, int events)
 	if (events & UV_READABLE) {
 		/* Each ACK is a datagram of its own: take up to NL_MMSG per system call. */
 		for (int i = 0; i < NL_RECV_BUDGET; i++) {
-			int n = recvmmsg(mnl_socket_get_fd(nl.wr), nl.mm.hdr, NL_MMSG, MSG_DONTWAIT, NULL);
+			int n = io_recvmmsg(nl.mm.hdr, NL_MMSG);
 			if (n < 0) {
 				if (errno == ENOBUFS)
 					lose_window();
@@ -1047,7 +1032,7 @@ nl_on_wr(uv_poll_t *h, int status, int events)
 				int len = (int)nl.mm.hdr[k].msg_len;
 				if (nl.mm.hdr[k].msg_hdr.msg_flags & MSG_TRUNC)
 					log_warn("nl: an ACK was truncated to %d bytes", len);
-				for (; nl_msg_ok(nlh, len); nlh = mnl_nlmsg_next(nlh, &len))
+				for (; kmsg_ok(nlh, len); nlh = mnl_nlmsg_next(nlh, &len))
 					if (nlh->nlmsg_type == NLMSG_ERROR)
 						handle_ack(nlh);
 				nl.mm.hdr[k].msg_len = 0;
@@ -1063,215 +1048,7 @@ nl_on_wr(uv_poll_t *h, int status, int events)
 	health_cb_end(t0, "netlink ACKs");
 }
 
-/* ---- monitor ---- */
-
-/* The key of a route message: false if it is not a route of a family fibd keeps. */
-static bool
-msg_key(const struct nlmsghdr *nlh, uint8_t *ret_fam, uint32_t *ret_table, union ps_addr *ret_prefix,
-    uint32_t *ret_metric)
-{
-	const struct rtmsg *rtm = mnl_nlmsg_get_payload(nlh);
-	const struct nlattr *attr;
-	uint8_t fam;
-
-	if (nlh->nlmsg_len < mnl_nlmsg_size(sizeof(*rtm)))
-		return false;
-	fam = rtm->rtm_family == AF_INET ? PS_FAM_V4 : rtm->rtm_family == AF_INET6 ? PS_FAM_V6 : 0;
-	if (!fam || rtm->rtm_dst_len > (fam == PS_FAM_V4 ? 32 : 128))
-		return false;
-	*ret_fam = fam;
-	*ret_table = rtm->rtm_table;
-	*ret_metric = 0;
-	memset(ret_prefix, 0, sizeof(*ret_prefix));
-	mnl_attr_for_each(attr, nlh, sizeof(*rtm)) {
-		switch (mnl_attr_get_type(attr)) {
-		case RTA_TABLE:
-			if (mnl_attr_get_payload_len(attr) == 4)
-				*ret_table = mnl_attr_get_u32(attr);
-			break;
-		case RTA_PRIORITY:
-			if (mnl_attr_get_payload_len(attr) == 4)
-				*ret_metric = mnl_attr_get_u32(attr);
-			break;
-		case RTA_DST:
-			if (mnl_attr_get_payload_len(attr) == (fam == PS_FAM_V4 ? 4u : 16u))
-				memcpy(ret_prefix->b, mnl_attr_get_payload(attr), fam == PS_FAM_V4 ? 4 : 16);
-			break;
-		}
-	}
-	return true;
-}
-
-/* What a notification of t with this key means for fibd's route there (nl_route_notified). */
-static void
-route_notified(struct rtable *t, const struct nlmsghdr *nlh, const union ps_addr *prefix,
-    uint32_t metric)
-{
-	const struct rtmsg *rtm = mnl_nlmsg_get_payload(nlh);
-	bool del = nlh->nlmsg_type == RTM_DELROUTE;
-	struct route *r;
-
-	if (del != (rtm->rtm_protocol == nl.protocol))
-		return; /* our own adds and others' deletes say nothing about our routes */
-	if (!(r = table_lookup(t, prefix, rtm->rtm_dst_len, rtm->rtm_tos, metric)))
-		return;
-	if (!r->have || (r->flags & (R_QUEUED | R_INFLIGHT)))
-		return;
-	if (!r->want) {
-		/* An adopted route, gone: nothing of fibd's is left there to withdraw. */
-		if (del) {
-			set_have(r, NULL);
-			table_release(r);
-		}
-		return;
-	}
-	log_info("nl: table %u: a route of fibd's was %s by someone else; writing it again", t->id,
-	    del ? "deleted" : "replaced");
-	nl_route_lost(r);
-}
-
-void
-nl_route_notified(struct rtable *t, const struct nlmsghdr *nlh)
-{
-	union ps_addr prefix;
-	uint32_t table, metric;
-	uint8_t fam;
-
-	if (msg_key(nlh, &fam, &table, &prefix, &metric))
-		route_notified(t, nlh, &prefix, metric);
-}
-
-/*
- * A route notification. fibd's own writes are filtered off the monitor (and
- * cost only this look if one slips by). While the table's scan runs, sync
- * keeps the notification to replay it once the scan's snapshot is applied;
- * otherwise a deletion of a route of fibd's that is wanted and not being
- * written, or a route of another protocol now holding such a key, means the
- * route was lost.
- */
-static void
-mon_route(const struct nlmsghdr *nlh)
-{
-	const struct rtmsg *rtm = mnl_nlmsg_get_payload(nlh);
-	union ps_addr prefix;
-	uint32_t table, metric;
-	struct rtable *t;
-	uint8_t fam;
-
-	if (!msg_key(nlh, &fam, &table, &prefix, &metric))
-		return;
-	if (nlh->nlmsg_pid == nl.wr_portid && nl.wr_portid)
-		return; /* an echo of fibd's own write, if the filter let one by */
-	if (!(t = table_get(table, fam, false)))
-		return;
-	t->changes++; /* a change by someone else (sync.c: can its dump be trusted?) */
-	if (t->learners)
-		learn_notify(t, nlh);
-	if (watch_open_count)
-		watch_kernel(nlh->nlmsg_type == RTM_DELROUTE ? WE_KERNEL_DEL : WE_KERNEL_ADD, t, &prefix,
-		    rtm->rtm_dst_len, rtm->rtm_tos, metric, rtm->rtm_protocol);
-	if (sync_keeps(t))
-		sync_keep(t, nlh);
-	else
-		route_notified(t, nlh, &prefix, metric);
-}
-
-/* Read what the monitor socket holds, at most budget datagrams. */
-static void
-mon_read(int budget)
-{
-	bool links = false, lost = false;
-
-	for (int i = 0; i < budget; i++) {
-		ssize_t n = mnl_socket_recvfrom(nl.mon, nl.rx, sizeof(nl.rx));
-		const struct nlmsghdr *nlh;
-		int len;
-		if (n < 0) {
-			if (errno == ENOBUFS) {
-				/* Events were lost: assume that anything changed. */
-				nl.st.monitor_overruns++;
-				lost = true;
-				continue;
-			}
-			break;
-		}
-		len = (int)n;
-		for (nlh = (const struct nlmsghdr *)nl.rx; nl_msg_ok(nlh, len);
-		     nlh = mnl_nlmsg_next(nlh, &len)) {
-			nl.st.monitor_events++;
-			if (nlh->nlmsg_type == RTM_NEWROUTE || nlh->nlmsg_type == RTM_DELROUTE) {
-				mon_route(nlh);
-				continue;
-			}
-			links = true;
-			if ((nlh->nlmsg_type == RTM_NEWLINK || nlh->nlmsg_type == RTM_DELLINK) &&
-			    nlh->nlmsg_len >= mnl_nlmsg_size(sizeof(struct ifinfomsg))) {
-				const struct ifinfomsg *ifi = mnl_nlmsg_get_payload(nlh);
-				if (nlh->nlmsg_type == RTM_DELLINK || !(ifi->ifi_flags & IFF_UP))
-					link_down(ifi->ifi_index);
-			}
-		}
-	}
-	if (lost)
-		nl.route_overruns++;
-	if (links || lost) {
-		nl.link_gen++;
-		unpark(R_WAITING);
-		/*
-		 * A link going down takes IPv4 routes with it without a word on this
-		 * socket: a rescan finds what is gone. So does a lost event.
-		 */
-		sync_rescan_soon();
-	}
-}
-
-static void
-nl_on_mon(uv_poll_t *h, int status, int events)
-{
-	uint64_t t0 = health_cb_begin();
-	(void)h;
-	(void)events;
-
-	/* An overrun (ENOBUFS) shows as POLLERR, and libuv stops the handle on it. */
-	if (status < 0)
-		uv_poll_start(&nl.mon_poll, UV_READABLE, nl_on_mon);
-	mon_read(NL_RECV_BUDGET);
-	health_cb_end(t0, "netlink monitor");
-}
-
-uint64_t
-nl_monitor_catch_up(void)
-{
-	/* The kernel queued a change's notification before the change completed. */
-	mon_read(NL_MON_CATCH_UP);
-	return nl.route_overruns;
-}
-
 /* ---- setup ---- */
-
-/*
- * Keep the notifications of fibd's own writes off the monitor socket: the
- * kernel sends each route notification in a datagram of its own, stamped with
- * the port of the socket whose request caused it. During a bulk load those
- * echoes are nearly all of the traffic, they say nothing fibd does not know
- * from its ACKs, and they would overrun the socket and hide what others do.
- * Classic BPF loads are big-endian; nlmsg_pid is in host order.
- */
-static void
-filter_echoes(struct mnl_socket *mon, uint32_t portid)
-{
-	struct sock_filter code[] = {
-		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct nlmsghdr, nlmsg_pid)),
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, htonl(portid), 0, 1),
-		BPF_STMT(BPF_RET | BPF_K, 0),
-		BPF_STMT(BPF_RET | BPF_K, 0xffffffff),
-	};
-	struct sock_fprog prog = { .len = sizeof(code) / sizeof(code[0]), .filter = code };
-
-	if (setsockopt(mnl_socket_get_fd(mon), SOL_SOCKET, SO_ATTACH_FILTER, &prog, sizeof(prog)) < 0)
-		log_warn("nl: cannot filter fibd's own notifications off the monitor (%s); "
-			 "they are read and ignored", strerror(errno));
-}
 
 static int
 open_socket(struct mnl_socket **ret, unsigned groups, int size)
@@ -1339,58 +1116,22 @@ out:
 }
 
 /* Objects of fibd's found at start, sorted by id: adopted routes refer to them. */
-static struct nl_nhobj *old_objs;
+static struct kmsg_nhobj *old_objs;
 static size_t n_old_objs, cap_old_objs;
 
 static int
 nh_dump_cb(const struct nlmsghdr *nlh, void *data)
 {
-	const struct nhmsg *nhm = mnl_nlmsg_get_payload(nlh);
-	const struct nlattr *attr;
 	uint32_t *max_id = data;
-	struct nl_nhobj o;
+	struct kmsg_nhobj o;
 
-	if (nhm->nh_protocol != nl.protocol)
+	if (!kmsg_nhobj_parse(nlh, nl.protocol, &o))
 		return MNL_CB_OK;
-	memset(&o, 0, sizeof(o));
-	o.family = nhm->nh_family == AF_INET ? PS_FAM_V4 : nhm->nh_family == AF_INET6 ? PS_FAM_V6 : 0;
-	o.flags = nhm->nh_flags & RTNH_F_ONLINK ? PS_NH_ONLINK : 0;
-	mnl_attr_for_each(attr, nlh, sizeof(*nhm)) {
-		uint16_t len = mnl_attr_get_payload_len(attr);
-		switch (mnl_attr_get_type(attr)) {
-		case NHA_ID:
-			if (len == 4)
-				o.id = mnl_attr_get_u32(attr);
-			break;
-		case NHA_OIF:
-			if (len == 4)
-				o.ifindex = (int)mnl_attr_get_u32(attr);
-			break;
-		case NHA_GATEWAY:
-			if (len == 4 || len == 16) {
-				memcpy(o.gw.b, mnl_attr_get_payload(attr), len);
-				o.gw_family = len == 4 ? PS_FAM_V4 : PS_FAM_V6;
-			}
-			break;
-		case NHA_GROUP: {
-			const struct nexthop_grp *g = mnl_attr_get_payload(attr);
-			o.n_members = (uint16_t)(len / sizeof(*g) < PS_NEXTHOPS_MAX ? len / sizeof(*g)
-										: PS_NEXTHOPS_MAX);
-			for (unsigned i = 0; i < o.n_members; i++) {
-				o.members[i] = g[i].id;
-				o.weights[i] = (uint16_t)(g[i].weight + 1);
-			}
-			break;
-		}
-		}
-	}
 	if (o.id > *max_id)
 		*max_id = o.id;
-	if (!o.id)
-		return MNL_CB_OK;
 	if (n_old_objs == cap_old_objs) {
 		size_t cap = cap_old_objs ? cap_old_objs * 2 : 64;
-		struct nl_nhobj *p = realloc(old_objs, cap * sizeof(*p));
+		struct kmsg_nhobj *p = realloc(old_objs, cap * sizeof(*p));
 		if (!p)
 			return MNL_CB_OK; /* adopted routes then fall back to a replace */
 		old_objs = p;
@@ -1403,14 +1144,14 @@ nh_dump_cb(const struct nlmsghdr *nlh, void *data)
 static int
 cmp_nhobj(const void *a, const void *b)
 {
-	uint32_t x = ((const struct nl_nhobj *)a)->id, y = ((const struct nl_nhobj *)b)->id;
+	uint32_t x = ((const struct kmsg_nhobj *)a)->id, y = ((const struct kmsg_nhobj *)b)->id;
 	return (x > y) - (x < y);
 }
 
-const struct nl_nhobj *
+const struct kmsg_nhobj *
 nl_old_nh_object(uint32_t id)
 {
-	struct nl_nhobj key = { .id = id };
+	struct kmsg_nhobj key = { .id = id };
 
 	if (!n_old_objs)
 		return NULL;
@@ -1467,28 +1208,21 @@ nl_use_nh_objects(int mode)
 				       : "routes carry their nexthops inline");
 }
 
-int
-nl_set_monitor_buffer(uint32_t bytes)
+uint32_t
+nl_portid(void)
 {
-	int size = bytes ? (int)bytes : NL_RCVBUF;
-
-	if (!nl.open)
-		return 0;
-	if (setsockopt(mnl_socket_get_fd(nl.mon), SOL_SOCKET, SO_RCVBUFFORCE, &size, sizeof(size)) < 0 &&
-	    setsockopt(mnl_socket_get_fd(nl.mon), SOL_SOCKET, SO_RCVBUF, &size, sizeof(size)) < 0)
-		return -errno;
-	return 0;
+	return nl.wr_portid;
 }
 
 int
-nl_init(uv_loop_t *loop, uint8_t protocol, nl_done_cb done, uint32_t monitor_buffer)
+nl_init(uv_loop_t *loop, uint8_t protocol, const struct nl_hooks *hooks)
 {
 	int r;
 
 	memset(&nl.st, 0, sizeof(nl.st));
 	nl.loop = loop;
 	nl.protocol = protocol;
-	nl.done = done;
+	nl.hooks = *hooks;
 	nl.retry_ms = NL_RETRY_MIN_MS;
 	nl.batch_limit = NL_BATCH_BYTES / 2;
 	nl.next_nh_id = NL_NH_ID_BASE;
@@ -1496,14 +1230,7 @@ nl_init(uv_loop_t *loop, uint8_t protocol, nl_done_cb done, uint32_t monitor_buf
 	nl.seq = (uint32_t)time(NULL);
 	if ((r = open_socket(&nl.wr, 0, NL_RCVBUF)) < 0)
 		return r;
-	if ((r = open_socket(&nl.mon, RTMGRP_LINK | RTMGRP_IPV4_IFADDR | RTMGRP_IPV6_IFADDR |
-				      RTMGRP_IPV4_ROUTE | RTMGRP_IPV6_ROUTE,
-		 monitor_buffer ? (int)monitor_buffer : NL_RCVBUF)) < 0) {
-		mnl_socket_close(nl.wr);
-		return r;
-	}
 	nl.wr_portid = mnl_socket_get_portid(nl.wr);
-	filter_echoes(nl.mon, nl.wr_portid);
 	for (int k = 0; k < NL_MMSG; k++) {
 		nl.mm.iov[k].iov_base = nl.mm.buf[k];
 		nl.mm.iov[k].iov_len = NL_MMSG_BUF;
@@ -1511,12 +1238,10 @@ nl_init(uv_loop_t *loop, uint8_t protocol, nl_done_cb done, uint32_t monitor_buf
 		nl.mm.hdr[k].msg_hdr.msg_iovlen = 1;
 	}
 	uv_poll_init(loop, &nl.wr_poll, mnl_socket_get_fd(nl.wr));
-	uv_poll_init(loop, &nl.mon_poll, mnl_socket_get_fd(nl.mon));
 	uv_idle_init(loop, &nl.kick);
 	uv_timer_init(loop, &nl.retry);
 	uv_poll_start(&nl.wr_poll, UV_READABLE, nl_on_wr);
 	nl.wr_events = UV_READABLE;
-	uv_poll_start(&nl.mon_poll, UV_READABLE, nl_on_mon);
 	nl.open = true;
 	if (nl.qhead)
 		kick();
@@ -1530,15 +1255,15 @@ nl_close(void)
 		return;
 	nl.open = false;
 	uv_close((uv_handle_t *)&nl.wr_poll, NULL);
-	uv_close((uv_handle_t *)&nl.mon_poll, NULL);
 	uv_close((uv_handle_t *)&nl.kick, NULL);
 	uv_close((uv_handle_t *)&nl.retry, NULL);
 	mnl_socket_close(nl.wr);
-	mnl_socket_close(nl.mon);
 	for (; nl.ring_n; nl.ring_n--) {
 		rattr_unref(nl.ring[nl.ring_head].sent);
 		nl.ring_head = (nl.ring_head + 1) % NL_WINDOW_MAX;
 	}
+	nl.batch_len = 0;
+	nl.batch_msgs = 0;
 	free(nl.parked);
 	nl.parked = NULL;
 	/* Objects still waiting for deletion stay; the next fibd finds them unused. */
@@ -1549,6 +1274,12 @@ nl_close(void)
 	for (unsigned i = 0; i < nl.n_texts; i++)
 		free((void *)(uintptr_t)nl.texts[i]);
 	nl.n_texts = 0;
+}
+
+void
+nl_poll(void)
+{
+	nl_on_wr(&nl.wr_poll, 0, UV_READABLE);
 }
 
 void

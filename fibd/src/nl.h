@@ -1,12 +1,13 @@
 /*
- * nl: fibd's netlink writer. Routes put on the write queue (nl_enqueue) are
- * written in batches, many messages per send, each with its own sequence number
- * and NLM_F_ACK, with a bounded window in flight; ACKs are matched by sequence.
- * The outcome lands on the route (have, err, errtext, flags) and is reported
- * through the done callback.
+ * nl: fibd's netlink writer (kernel I/O layer). Routes put on the write queue
+ * (nl_enqueue) are written in batches, many messages per send, each with its
+ * own sequence number and NLM_F_ACK, with a bounded window in flight; ACKs are
+ * matched by sequence. The outcome lands on the route (have, err, errtext,
+ * flags) and is reported through the done hook.
  *
- * Also a monitor socket on the link and address groups: a change there retries
- * the routes that wait for an unreachable nexthop.
+ * It knows no session, control or sync code: what it must ask (may this table
+ * be written yet?) or tell (an add met a route already there) goes through
+ * struct nl_hooks, which main.c wires.
  */
 #ifndef FIBD_NL_H
 #define FIBD_NL_H
@@ -17,6 +18,7 @@
 #include <linux/netlink.h>
 #include <uv.h>
 
+#include "kmsg.h"
 #include "table.h"
 
 #define NL_WINDOW_MAX 8192       /* route messages in flight */
@@ -26,11 +28,25 @@
 #define NL_RETRY_MAX_MS 60000
 
 /*
- * The outcome of one write: err is 0 or a positive errno; text is the kernel's
- * extended-ACK message (interned, never freed) or NULL. The callee may release
- * the route.
+ * What the writer asks and tells the layers above.
+ *
+ * done: the outcome of one route's write: err is 0 or a positive errno; -1
+ * when nothing was written after all (want became have), so that the owner may
+ * release the route; text is the kernel's extended-ACK message (interned,
+ * never freed) or NULL. The callee may release the route.
+ *
+ * writable: whether routes of table t may be written now (its first scan is
+ * done: DESIGN invariant 7); a route of a table that is not, or that is
+ * decoupled, is held until nl_release_held. NULL: always.
+ *
+ * exists: an add with NLM_F_EXCL of a route in t failed with EEXIST (a route
+ * of fibd's a dump missed?). May be NULL.
  */
-typedef void (*nl_done_cb)(struct route *r, int err, const char *text);
+struct nl_hooks {
+	void (*done)(struct route *r, int err, const char *text);
+	bool (*writable)(struct rtable *t);
+	void (*exists)(struct rtable *t);
+};
 
 /* Route programming latency buckets, seconds: from a change's arrival to its ACK. */
 #define NL_LAT_BUCKETS 13
@@ -49,27 +65,25 @@ struct nl_stats {
 	uint64_t deletes;
 	uint64_t eagain;
 	uint64_t retries;
-	uint64_t monitor_events;
-	uint64_t monitor_overruns;
 	uint64_t routes_lost;     /* found missing or replaced by another, and written again */
 	uint32_t inflight;
 	uint32_t window;
 	uint32_t batch_limit;
 	int nh_objects; /* routes refer to kernel nexthop objects */
 	uint64_t send_max_us; /* longest single send (the kernel applies a batch inside it) */
+	uint64_t batches_refused; /* send failed: each message of the batch failed with its error */
 	uint64_t queued;
 	uint64_t parked;
 };
 
 /*
- * nl_init - open the sockets (needs CAP_NET_ADMIN); monitor_buffer is the
- * monitor socket's receive buffer in bytes (0: the default, 32 MiB). Returns 0
- * or -errno.
+ * nl_init - open the writer's socket (needs CAP_NET_ADMIN); the hooks are
+ * copied. Returns 0 or -errno.
  */
-int nl_init(uv_loop_t *loop, uint8_t protocol, nl_done_cb done, uint32_t monitor_buffer);
+int nl_init(uv_loop_t *loop, uint8_t protocol, const struct nl_hooks *hooks);
 
-/* nl_set_monitor_buffer - a reload: the monitor socket's receive buffer (0: the default). */
-int nl_set_monitor_buffer(uint32_t bytes);
+/* nl_portid - the writer socket's netlink port (the kernel stamps it on the notifications of its writes). */
+uint32_t nl_portid(void);
 
 /*
  * nl_use_nh_objects - 1: routes refer to kernel nexthop objects; 0: inline
@@ -84,21 +98,8 @@ void nl_close(void);
 /* nl_enqueue - put a route on the write queue (once) and wake the writer. */
 void nl_enqueue(struct route *r);
 
-/* A nexthop object of fibd's that an earlier fibd left (found at start). */
-struct nl_nhobj {
-	uint32_t id;
-	uint8_t family;    /* of the nexthop, 0 for a group */
-	uint8_t gw_family; /* 0: no gateway */
-	uint8_t flags;     /* PS_NH_ONLINK */
-	int ifindex;
-	union ps_addr gw;
-	uint16_t n_members; /* a group: member ids and weights */
-	uint32_t members[PS_NEXTHOPS_MAX];
-	uint16_t weights[PS_NEXTHOPS_MAX];
-};
-
-/* nl_old_nh_object - the object with this id found at start, or NULL. */
-const struct nl_nhobj *nl_old_nh_object(uint32_t id);
+/* nl_old_nh_object - a nexthop object of fibd's that an earlier fibd left (found at start), or NULL. */
+const struct kmsg_nhobj *nl_old_nh_object(uint32_t id);
 
 /*
  * nl_route_lost - the kernel no longer has a route fibd installed (a rescan did
@@ -106,24 +107,20 @@ const struct nl_nhobj *nl_old_nh_object(uint32_t id);
  */
 void nl_route_lost(struct route *r);
 
-/*
- * nl_route_notified - what a route notification by someone else (RTM_NEWROUTE,
- * RTM_DELROUTE) of table t means for fibd's routes: one of fibd's that is
- * wanted, deleted or replaced by another protocol, is written again; an adopted
- * one that was deleted is forgotten.
- */
-struct nlmsghdr;
-void nl_route_notified(struct rtable *t, const struct nlmsghdr *nlh);
+/* nl_route_forget - the kernel no longer has a route fibd adopted: forget `have` (no write). */
+void nl_route_forget(struct route *r);
 
 /* nl_route_changed - the kernel has the route with attributes `now` (a reference, taken): replace it. */
 void nl_route_changed(struct route *r, struct rattr *now);
 
 /*
- * nl_monitor_catch_up - read the notifications the monitor socket holds now, so
- * that each table's `changes` counts every change the kernel made so far.
- * Returns the count of monitor overruns (after which changes may be missing).
+ * nl_links_changed - a link or address changed: interface indexes are looked up
+ * again, and routes waiting for an unreachable nexthop are tried again.
  */
-uint64_t nl_monitor_catch_up(void);
+void nl_links_changed(void);
+
+/* nl_link_down - a link went down or away: the kernel dropped the nexthop objects on it. */
+void nl_link_down(int ifindex);
 
 /* nl_release_held - a table's first scan is done: write what waited for it. */
 void nl_release_held(struct rtable *t);
@@ -136,19 +133,19 @@ uint64_t nl_held(void);
 
 void nl_get_stats(struct nl_stats *ret);
 
-/*
- * nl_msg_ok - whether a netlink message of len bytes left is whole. As
- * mnl_nlmsg_ok, but a length over 2 GiB is refused instead of read as a
- * negative number (then the walk would run off the buffer).
- */
-static inline bool
-nl_msg_ok(const struct nlmsghdr *nlh, int len)
-{
-	return len >= (int)sizeof(*nlh) && nlh->nlmsg_len >= sizeof(*nlh) &&
-	    nlh->nlmsg_len <= (unsigned)len;
-}
-
 /* nl_text - the kernel's extended-ACK text a route's errtext index names, or NULL. */
 const char *nl_text(uint16_t idx);
+
+/*
+ * For tests: the writer socket's send and receive (NULL: the real ones),
+ * returning like send(2) and recvmmsg(2) with MSG_DONTWAIT, -1 with errno; and
+ * one run of the readable callback, as the loop would make it.
+ */
+#include <sys/socket.h>
+#include <sys/types.h>
+typedef ssize_t (*nl_send_fn)(const void *buf, size_t len);
+typedef int (*nl_recvmmsg_fn)(struct mmsghdr *msgs, unsigned n);
+void nl_set_io(nl_send_fn send_fn, nl_recvmmsg_fn recvmmsg_fn);
+void nl_poll(void);
 
 #endif

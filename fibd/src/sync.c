@@ -33,13 +33,15 @@
 #include <libmnl/libmnl.h>
 #include <linux/rtnetlink.h>
 
+#include "dump.h"
+#include "event.h"
 #include "health.h"
+#include "kmsg.h"
 #include "learn.h"
 #include "log.h"
-#include "feed.h"
+#include "monitor.h"
 #include "nl.h"
 #include "sync.h"
-#include "watch.h"
 
 enum { SCAN_NONE, SCAN_QUEUED, SCAN_RUNNING, SCAN_DONE };
 
@@ -57,7 +59,6 @@ struct prune {
 
 static struct {
 	uv_loop_t *loop;
-	struct mnl_socket *sock;
 	uint32_t grace_ms;
 	struct prune *prunes; /* in order of due time */
 	uv_timer_t prune_timer;
@@ -80,14 +81,11 @@ static struct {
 		int ifindex;
 		char name[PS_IFNAMSIZ];
 	} ifnames[64];
-	uv_poll_t poll;
 	uv_timer_t retry;   /* the earliest backoff of a queued table ends */
 	bool open;
 	uint8_t protocol;
 	uint64_t order;     /* stamps queued tables */
 	struct rtable *cur;
-	uint32_t seq;
-	uint64_t bytes;
 	struct sync_key *keys;
 	size_t n_keys, cap_keys;
 	bool keys_failed;
@@ -96,41 +94,16 @@ static struct {
 	char *kept;
 	size_t kept_len, kept_cap, kept_at;
 	bool kept_overflow;
-	_Alignas(8) char rx[65536]; /* netlink messages are 4-byte aligned */
+	/* the repair walk after a rescan: every route of the table, a budget at a time */
+	uv_idle_t repairer;
+	bool repair_started;
+	union ps_addr repair_after; /* the walk resumes after this prefix */
+	uint8_t repair_after_len;
 	struct sync_stats st;
 } sy;
 
-static void sync_on_readable(uv_poll_t *h, int status, int events);
 static void queue_learn(struct rtable *t);
 
-/* The dump socket's I/O; tests script it (sync_set_io). */
-static ssize_t
-real_send(const void *buf, size_t len)
-{
-	return mnl_socket_sendto(sy.sock, buf, len);
-}
-
-static ssize_t
-real_recv(void *buf, size_t len)
-{
-	return mnl_socket_recvfrom(sy.sock, buf, len);
-}
-
-static sync_send_fn io_send = real_send;
-static sync_recv_fn io_recv = real_recv;
-
-void
-sync_set_io(sync_send_fn send_fn, sync_recv_fn recv_fn)
-{
-	io_send = send_fn ? send_fn : real_send;
-	io_recv = recv_fn ? recv_fn : real_recv;
-}
-
-void
-sync_poll(void)
-{
-	sync_on_readable(&sy.poll, 0, UV_READABLE);
-}
 static void start_next(void);
 
 static void
@@ -140,23 +113,9 @@ sync_on_retry(uv_timer_t *h)
 	start_next();
 }
 
-/* ---- parsing ---- */
+/* ---- reading routes ---- */
 
-struct route_attrs {
-	const struct nlattr *tb[RTA_MAX + 1];
-};
-
-static int
-attr_cb(const struct nlattr *attr, void *data)
-{
-	struct route_attrs *ra = data;
-	int type = mnl_attr_get_type(attr);
-
-	if (type <= RTA_MAX)
-		ra->tb[type] = attr;
-	return MNL_CB_OK;
-}
-
+/* Interface names by index, cached (a dump names the same few again and again). */
 static bool
 ifname_of(int ifindex, char *name)
 {
@@ -175,154 +134,7 @@ ifname_of(int ifindex, char *name)
 	return true;
 }
 
-static bool
-nh_from_object(const struct nl_nhobj *o, uint16_t weight, struct ps_nexthop *nh)
-{
-	memset(nh, 0, sizeof(*nh));
-	if (!o || o->n_members || !ifname_of(o->ifindex, nh->ifname))
-		return false;
-	nh->gw = o->gw;
-	nh->gw_family = o->gw_family;
-	nh->flags = o->flags;
-	nh->weight = weight;
-	return true;
-}
-
-static bool
-nh_from_attrs(const struct nlattr *gw, const struct nlattr *via, int ifindex, uint8_t flags,
-    uint16_t weight, struct ps_nexthop *nh)
-{
-	memset(nh, 0, sizeof(*nh));
-	if (gw) {
-		uint16_t len = mnl_attr_get_payload_len(gw);
-		if (len != 4 && len != 16)
-			return false;
-		memcpy(nh->gw.b, mnl_attr_get_payload(gw), len);
-		nh->gw_family = len == 4 ? PS_FAM_V4 : PS_FAM_V6;
-	} else if (via) {
-		const struct rtvia *v = mnl_attr_get_payload(via);
-		if (mnl_attr_get_payload_len(via) != sizeof(*v) + 16 || v->rtvia_family != AF_INET6)
-			return false;
-		memcpy(nh->gw.b, v->rtvia_addr, 16);
-		nh->gw_family = PS_FAM_V6;
-	}
-	if (ifindex && !ifname_of(ifindex, nh->ifname))
-		return false;
-	nh->flags = flags & RTNH_F_ONLINK ? PS_NH_ONLINK : 0;
-	nh->weight = weight;
-	return nh->gw_family || nh->ifname[0];
-}
-
-/* The 32-bit attributes fibd reads from a route message are 4 bytes long. */
-bool
-sync_attrs_sane(const struct nlattr *const *tb)
-{
-	static const int u32s[] = { RTA_TABLE, RTA_PRIORITY, RTA_OIF, RTA_FLOW, RTA_NH_ID };
-
-	for (size_t i = 0; i < sizeof(u32s) / sizeof(u32s[0]); i++)
-		if (tb[u32s[i]] && mnl_attr_get_payload_len(tb[u32s[i]]) != 4)
-			return false;
-	return true;
-}
-
-bool
-sync_route_from_msg(const struct rtmsg *rtm, const struct nlattr *const *tb, uint8_t fam,
-    struct ps_route *rt, uint32_t *ret_nh_id)
-{
-	uint32_t nh_id = 0;
-	bool any_gw = false;
-
-	memset(rt, 0, offsetof(struct ps_route, nh));
-	rt->key.family = fam;
-	if (!sync_attrs_sane(tb))
-		return false;
-	if (rtm->rtm_type != RTN_UNICAST && rtm->rtm_type != RTN_BLACKHOLE &&
-	    rtm->rtm_type != RTN_UNREACHABLE && rtm->rtm_type != RTN_PROHIBIT)
-		return false;
-	rt->type = rtm->rtm_type;
-	if (rt->type == PS_RT_UNICAST) {
-		if (tb[RTA_NH_ID]) {
-			/* Only the objects fibd made are known here. */
-			const struct nl_nhobj *o = nl_old_nh_object(mnl_attr_get_u32(tb[RTA_NH_ID]));
-			if (!o)
-				return false;
-			nh_id = o->id;
-			if (o->n_members) {
-				for (unsigned i = 0; i < o->n_members; i++)
-					if (o->members[i] != o->id - o->n_members + i ||
-					    !nh_from_object(nl_old_nh_object(o->members[i]), o->weights[i],
-						&rt->nh[i]))
-						return false;
-				rt->n_nexthops = o->n_members;
-			} else {
-				if (!nh_from_object(o, 1, &rt->nh[0]))
-					return false;
-				rt->n_nexthops = 1;
-			}
-		} else if (tb[RTA_MULTIPATH]) {
-			const struct rtnexthop *nh = mnl_attr_get_payload(tb[RTA_MULTIPATH]);
-			int left = mnl_attr_get_payload_len(tb[RTA_MULTIPATH]);
-			while (left >= (int)sizeof(*nh) && nh->rtnh_len >= sizeof(*nh) &&
-			    nh->rtnh_len <= left && rt->n_nexthops < PS_NEXTHOPS_MAX) {
-				const struct nlattr *sub[RTA_MAX + 1] = { 0 };
-				const struct nlattr *at = (const struct nlattr *)RTNH_DATA(nh);
-				int sl = nh->rtnh_len - (int)RTNH_LENGTH(0);
-				while (mnl_attr_ok(at, sl)) {
-					if (mnl_attr_get_type(at) <= RTA_MAX)
-						sub[mnl_attr_get_type(at)] = at;
-					sl -= (int)MNL_ALIGN(at->nla_len);
-					at = mnl_attr_next(at);
-				}
-				if (!nh_from_attrs(sub[RTA_GATEWAY], sub[RTA_VIA], nh->rtnh_ifindex,
-					nh->rtnh_flags, (uint16_t)(nh->rtnh_hops + 1),
-					&rt->nh[rt->n_nexthops]))
-					return false;
-				rt->n_nexthops++;
-				left -= RTNH_ALIGN(nh->rtnh_len);
-				nh = RTNH_NEXT(nh);
-			}
-		} else {
-			if (!nh_from_attrs(tb[RTA_GATEWAY], tb[RTA_VIA],
-				tb[RTA_OIF] ? (int)mnl_attr_get_u32(tb[RTA_OIF]) : 0, (uint8_t)rtm->rtm_flags,
-				1, &rt->nh[0]))
-				return false;
-			rt->n_nexthops = 1;
-		}
-		if (!rt->n_nexthops)
-			return false;
-	}
-	for (unsigned i = 0; i < rt->n_nexthops; i++)
-		any_gw |= rt->nh[i].gw_family != 0;
-	/* Scope as fibd writes it by default is no attribute; IPv6 has no scopes. */
-	if (fam == PS_FAM_V4 &&
-	    rtm->rtm_scope != (rt->type == PS_RT_UNICAST && !any_gw ? RT_SCOPE_LINK : RT_SCOPE_UNIVERSE)) {
-		rt->has |= PS_RA_SCOPE;
-		rt->scope = rtm->rtm_scope;
-	}
-	if (tb[RTA_PREFSRC] && mnl_attr_get_payload_len(tb[RTA_PREFSRC]) == (fam == PS_FAM_V4 ? 4 : 16)) {
-		memcpy(rt->prefsrc.b, mnl_attr_get_payload(tb[RTA_PREFSRC]), fam == PS_FAM_V4 ? 4 : 16);
-		rt->has |= PS_RA_PREFSRC;
-	}
-	if (tb[RTA_FLOW] && mnl_attr_get_payload_len(tb[RTA_FLOW]) == 4) {
-		rt->realm = mnl_attr_get_u32(tb[RTA_FLOW]);
-		rt->has |= PS_RA_REALM;
-	}
-	if (tb[RTA_METRICS]) {
-		const struct nlattr *m;
-		mnl_attr_for_each_nested(m, tb[RTA_METRICS])
-			if (mnl_attr_get_type(m) == RTAX_MTU && mnl_attr_get_payload_len(m) == 4 &&
-			    mnl_attr_get_u32(m)) {
-				rt->mtu = mnl_attr_get_u32(m);
-				rt->has |= PS_RA_MTU;
-			}
-	}
-	/* Only what the protocol can carry (a numeric scope, say, it cannot). */
-	if (ps_route_validate(rt, 0, NULL) < 0)
-		return false;
-	if (ret_nh_id)
-		*ret_nh_id = nh_id;
-	return true;
-}
+const struct kmsg_env sync_env = { .ifname = ifname_of, .nhobj = nl_old_nh_object };
 
 /*
  * The attributes of a dumped route, in the form fibd interns: equal to what a
@@ -330,13 +142,13 @@ sync_route_from_msg(const struct rtmsg *rtm, const struct nlattr *const *tb, uin
  * NULL when fibd cannot say (another route type, an unknown nexthop object).
  */
 static struct rattr *
-read_attrs(const struct rtmsg *rtm, const struct nlattr *const *tb, uint8_t fam)
+read_attrs(const struct kmsg_rt *kr)
 {
 	static struct ps_route rt;
 	struct rattr *a;
 	uint32_t nh_id;
 
-	if (!sync_route_from_msg(rtm, tb, fam, &rt, &nh_id))
+	if (!kmsg_rt_attrs(kr, &sync_env, &rt, &nh_id))
 		return NULL;
 	a = rattr_intern(&rt);
 	if (a && nh_id && a->nh_state == RATTR_NH_NONE) {
@@ -347,124 +159,23 @@ read_attrs(const struct rtmsg *rtm, const struct nlattr *const *tb, uint8_t fam)
 	return a;
 }
 
-/*
- * The walk shared by both kinds of dump: a datagram's messages, checked for
- * NLMSG_DONE, NLM_F_DUMP_INTR and errors; each route of table (id, family)
- * goes to each(). Returns as sync_parse.
- */
-typedef int (*dump_route_fn)(const struct nlmsghdr *nlh, const struct rtmsg *rtm,
-    const struct nlattr *const *tb, void *ctx);
-
-static int
-walk_dump(const void *buf, size_t len, uint32_t table, uint8_t family, dump_route_fn each, void *ctx)
-{
-	const struct nlmsghdr *nlh = buf;
-	int left = (int)len;
-	unsigned alen = family == PS_FAM_V4 ? 4 : 16;
-	int kfam = family == PS_FAM_V4 ? AF_INET : AF_INET6;
-
-	for (; nl_msg_ok(nlh, left); nlh = mnl_nlmsg_next(nlh, &left)) {
-		const struct rtmsg *rtm;
-		struct route_attrs ra;
-		uint32_t t;
-		int r;
-
-		if (nlh->nlmsg_flags & NLM_F_DUMP_INTR)
-			return -EINTR;
-		if (nlh->nlmsg_type == NLMSG_DONE)
-			return 1;
-		if (nlh->nlmsg_type == NLMSG_ERROR) {
-			const struct nlmsgerr *e = mnl_nlmsg_get_payload(nlh);
-			if (nlh->nlmsg_len < mnl_nlmsg_size(sizeof(*e)))
-				return -EIO;
-			return e->error ? e->error : -EIO;
-		}
-		if (nlh->nlmsg_type != RTM_NEWROUTE)
-			continue;
-		if (nlh->nlmsg_len < mnl_nlmsg_size(sizeof(*rtm)))
-			return -EIO;
-		rtm = mnl_nlmsg_get_payload(nlh);
-		memset(&ra, 0, sizeof(ra));
-		if (mnl_attr_parse(nlh, sizeof(*rtm), attr_cb, &ra) < 0 || !sync_attrs_sane(ra.tb))
-			return -EIO;
-		t = ra.tb[RTA_TABLE] ? mnl_attr_get_u32(ra.tb[RTA_TABLE]) : rtm->rtm_table;
-		if (rtm->rtm_family != kfam || t != table || rtm->rtm_dst_len > alen * 8)
-			continue;
-		if (ra.tb[RTA_DST] && mnl_attr_get_payload_len(ra.tb[RTA_DST]) != alen)
-			return -EIO;
-		if ((r = each(nlh, rtm, ra.tb, ctx)) < 0)
-			return r;
-	}
-	return left == 0 ? 0 : -EIO;
-}
-
-/* The key of a route message (its RTA_DST checked), with its attributes if fibd reads them. */
+/* The key of a route message, with its attributes if fibd reads them. */
 static void
-key_from_msg(const struct rtmsg *rtm, const struct nlattr *const *tb, uint8_t family,
-    struct sync_key *k)
+key_from_msg(const struct kmsg_rt *kr, struct sync_key *k)
 {
 	memset(k, 0, sizeof(*k));
-	if (tb[RTA_DST])
-		memcpy(k->prefix.b, mnl_attr_get_payload(tb[RTA_DST]), mnl_attr_get_payload_len(tb[RTA_DST]));
-	k->plen = rtm->rtm_dst_len;
-	k->tos = rtm->rtm_tos;
-	k->metric = tb[RTA_PRIORITY] ? mnl_attr_get_u32(tb[RTA_PRIORITY]) : 0;
-	k->attrs = sy.read_attrs ? read_attrs(rtm, tb, family) : NULL;
-}
-
-struct parse_ctx {
-	uint8_t family, protocol;
-	sync_route_cb on_route;
-	void *ctx;
-	uint64_t *foreign;
-};
-
-static int
-parse_one(const struct nlmsghdr *nlh, const struct rtmsg *rtm, const struct nlattr *const *tb,
-    void *ctx)
-{
-	struct parse_ctx *pc = ctx;
-	struct sync_key k;
-	(void)nlh;
-
-	if (rtm->rtm_protocol != pc->protocol) {
-		if (pc->foreign)
-			(*pc->foreign)++;
-		return 0;
-	}
-	key_from_msg(rtm, tb, pc->family, &k);
-	pc->on_route(&k, pc->ctx);
-	return 0;
-}
-
-int
-sync_parse(const void *buf, size_t len, uint32_t table, uint8_t family, uint8_t protocol,
-    sync_route_cb on_route, void *ctx, uint64_t *ret_foreign)
-{
-	struct parse_ctx pc = {
-		.family = family, .protocol = protocol, .on_route = on_route, .ctx = ctx,
-		.foreign = ret_foreign,
-	};
-
-	return walk_dump(buf, len, table, family, parse_one, &pc);
-}
-
-static int
-learn_one(const struct nlmsghdr *nlh, const struct rtmsg *rtm, const struct nlattr *const *tb,
-    void *ctx)
-{
-	(void)rtm;
-	(void)tb;
-	learn_dump_msg(ctx, nlh);
-	return 0;
+	k->prefix = kr->prefix;
+	k->plen = kr->plen;
+	k->tos = kr->tos;
+	k->metric = kr->metric;
+	k->attrs = sy.read_attrs ? read_attrs(kr) : NULL;
 }
 
 /* ---- jobs ---- */
 
 static void
-collect(const struct sync_key *k, void *ctx)
+collect(const struct sync_key *k)
 {
-	(void)ctx;
 	if (sy.keys_failed) {
 		rattr_unref(k->attrs);
 		return;
@@ -616,6 +327,9 @@ sync_on_prune_timer(uv_timer_t *h)
 
 static void job_done(void);
 static void rescan_done(void);
+static void sync_on_repair(uv_idle_t *h);
+static void dump_route(const struct nlmsghdr *nlh, const struct kmsg_rt *kr, void *ctx);
+static void dump_end(int result, void *ctx);
 
 /* A scan of t waits in the queue (once), in the order asked for. */
 static void
@@ -635,6 +349,12 @@ drop_attrs(size_t i)
 		sy.keys[i].attrs = rattr_unref(sy.keys[i].attrs);
 }
 
+static void
+diff_one(struct rtable *t, enum diff_kind kind, const struct route *r, const struct rattr *kernel)
+{
+	event_emit(&(struct event){ .kind = EV_DIFF, .t = t, .r = r, .diff = kind, .kernel = kernel });
+}
+
 /*
  * One key of a valid dump (or of a kept notification): adopt it if fibd does
  * not know it (have = the attributes the dump gave, or the adopted marker when
@@ -652,9 +372,9 @@ apply_key(struct rtable *t, struct sync_key *k)
 	}
 	if (t->diffing) {
 		if (!r->want)
-			watch_diff(t, DIFF_EXTRA, r, k->attrs);
+			diff_one(t, DIFF_EXTRA, r, k->attrs);
 		else if (k->attrs && !rattr_fulfils(k->attrs, r->want))
-			watch_diff(t, DIFF_DIFFERS, r, k->attrs);
+			diff_one(t, DIFF_DIFFERS, r, k->attrs);
 	}
 	if (r->have) {
 		/*
@@ -714,7 +434,7 @@ sync_keep(struct rtable *t, const struct nlmsghdr *nlh)
 		while (cap < sy.kept_len + need)
 			cap *= 2;
 		if (cap > SYNC_KEEP_MAX || !(nb = realloc(sy.kept, cap))) {
-			/* The scan cannot be made whole: it is taken again (sync_on_readable). */
+			/* The scan cannot be made whole: it is taken again (dump_end). */
 			log_warn("sync: table %u: over %u bytes of notifications during its scan",
 			    sy.cur->id, SYNC_KEEP_MAX);
 			sy.st.keep_overflows++;
@@ -750,32 +470,86 @@ keep_stop(void)
 }
 
 /*
+ * What a route notification by someone else (RTM_NEWROUTE, RTM_DELROUTE) of
+ * table t means for fibd's route there: one of fibd's that is wanted and not
+ * being written, deleted or replaced by another protocol, is written again; an
+ * adopted one that was deleted is forgotten.
+ */
+static void
+route_notified(struct rtable *t, const struct nlmsghdr *nlh, const struct kmsg_rt *kr)
+{
+	bool del = nlh->nlmsg_type == RTM_DELROUTE;
+	struct route *r;
+
+	if (del != (kr->rtm->rtm_protocol == sy.protocol))
+		return; /* our own adds and others' deletes say nothing about our routes */
+	if (!(r = table_lookup(t, &kr->prefix, kr->plen, kr->tos, kr->metric)))
+		return;
+	if (!r->have || (r->flags & (R_QUEUED | R_INFLIGHT)))
+		return;
+	if (!r->want) {
+		/* An adopted route, gone: nothing of fibd's is left there to withdraw. */
+		if (del) {
+			nl_route_forget(r);
+			table_release(r);
+		}
+		return;
+	}
+	log_info("sync: table %u: a route of fibd's was %s by someone else; writing it again", t->id,
+	    del ? "deleted" : "replaced");
+	nl_route_lost(r);
+}
+
+/*
  * One kept notification, on top of the applied snapshot: a route of fibd's
  * protocol that someone added or replaced is applied as a dump would show it
  * (adopted if unknown; kept in the prune list); anything else is what a
- * notification means at any time (nl_route_notified).
+ * notification means at any time (route_notified).
  */
 static void
 replay_one(struct rtable *t, const struct nlmsghdr *nlh)
 {
-	const struct rtmsg *rtm = mnl_nlmsg_get_payload(nlh);
-	struct route_attrs ra;
+	struct kmsg_rt kr;
 	struct sync_key k;
 
 	sy.st.notifications_replayed++;
-	if (nlh->nlmsg_type != RTM_NEWROUTE || rtm->rtm_protocol != sy.protocol) {
-		nl_route_notified(t, nlh);
+	if (kmsg_rt_parse(nlh, &kr) < 0)
+		return; /* kept only after it parsed: cannot happen */
+	if (nlh->nlmsg_type != RTM_NEWROUTE || kr.rtm->rtm_protocol != sy.protocol) {
+		route_notified(t, nlh, &kr);
 		return;
 	}
-	memset(&ra, 0, sizeof(ra));
-	if (mnl_attr_parse(nlh, sizeof(*rtm), attr_cb, &ra) < 0 || !sync_attrs_sane(ra.tb) ||
-	    (ra.tb[RTA_DST] && mnl_attr_get_payload_len(ra.tb[RTA_DST]) != (t->family == PS_FAM_V4 ? 4u : 16u)))
-		return;
-	key_from_msg(rtm, ra.tb, t->family, &k);
+	key_from_msg(&kr, &k);
 	if (!apply_key(t, &k))
 		return;
-	collect(&k, NULL); /* for the prune check, if adopted; already applied */
+	collect(&k); /* for the prune check, if adopted; already applied */
 	sy.apply_at = sy.n_keys;
+}
+
+/*
+ * A route notification from the monitor (someone else's change: fibd's own
+ * writes are filtered off). It counts as a change of its table (can a dump of
+ * it be trusted?), goes to the table's learners and to listeners; while the
+ * table's scan runs it is kept to be replayed on the scan's snapshot (DESIGN
+ * invariant 6), otherwise it means what route_notified says.
+ */
+void
+sync_kernel_route(const struct nlmsghdr *nlh, const struct kmsg_rt *kr)
+{
+	struct rtable *t = table_get(kr->table, kr->family, false);
+
+	if (!t)
+		return;
+	t->changes++;
+	if (t->learners)
+		learn_notify(t, nlh);
+	if (event_wanted())
+		event_emit(&(struct event){
+		    .kind = nlh->nlmsg_type == RTM_DELROUTE ? EV_KERNEL_DEL : EV_KERNEL_ADD, .t = t, .kr = kr });
+	if (sync_keeps(t))
+		sync_keep(t, nlh);
+	else
+		route_notified(t, nlh, kr);
 }
 
 /*
@@ -848,7 +622,8 @@ sync_on_apply(uv_idle_t *h)
 		/* What an unsure dump lacks may be there: no route is taken for lost from it. */
 		rescan_done();
 	} else {
-		feed_repair(t, rescan_done);
+		sy.repair_started = false;
+		uv_idle_start(&sy.repairer, sync_on_repair);
 	}
 	health_cb_end(t0, "sync apply");
 }
@@ -858,8 +633,69 @@ static void
 rescan_done(void)
 {
 	if (sy.cur->diffing)
-		watch_diff_end(sy.cur, sy.cur->scan_routes, sy.cur->dump_unsure);
+		event_emit(&(struct event){ .kind = EV_RESCAN_END, .t = sy.cur,
+		    .routes = sy.cur->scan_routes, .unsure = sy.cur->dump_unsure });
 	job_done();
+}
+
+/* ---- the repair walk after a rescan ---- */
+
+struct repair_walk {
+	struct rtable *t;
+	unsigned budget;
+	const struct tnode *last; /* the prefix of the last route looked at */
+	bool stopped;
+};
+
+/*
+ * One route of the table. A rescan marked every route its dump showed with
+ * the table's epoch: a route a client wants, that fibd had installed, and
+ * that the dump did not show, was lost (a link went down, someone deleted it):
+ * write it again. Routes with a write queued or in flight are left to it. The
+ * walk stops only between prefixes, where table_walk_after resumes.
+ */
+static int
+repair_one(struct route *r, void *ctx)
+{
+	struct repair_walk *w = ctx;
+	struct rtable *t = w->t;
+
+	if (!w->budget && r->node != w->last) {
+		w->stopped = true;
+		return 1;
+	}
+	if (w->budget)
+		w->budget--;
+	w->last = r->node;
+	route_prefix(r, &sy.repair_after);
+	sy.repair_after_len = route_plen(r);
+	if (t->diffing && r->want) {
+		if (r->flags & (R_FAILED | R_WAITING))
+			diff_one(t, DIFF_FAILED, r, NULL);
+		else if (r->seen != t->epoch)
+			diff_one(t, DIFF_MISSING, r, NULL);
+	}
+	if (!r->want || !r->have || r->seen == t->epoch || (r->flags & (R_QUEUED | R_INFLIGHT)))
+		return 0;
+	nl_route_lost(r);
+	return 0;
+}
+
+static void
+sync_on_repair(uv_idle_t *h)
+{
+	uint64_t t0 = health_cb_begin();
+	struct repair_walk w = { .t = sy.cur, .budget = SYNC_REPAIR_BUDGET };
+	(void)h;
+
+	table_walk_after(sy.cur, sy.repair_started ? &sy.repair_after : NULL, sy.repair_after_len,
+	    repair_one, &w);
+	sy.repair_started = true;
+	if (!w.stopped) {
+		uv_idle_stop(&sy.repairer);
+		rescan_done();
+	}
+	health_cb_end(t0, "sync repair");
 }
 
 static void
@@ -907,7 +743,7 @@ job_end(bool ok, const char *why)
 		}
 		sy.apply_rescan = t->scan == SCAN_DONE;
 		if (sy.apply_rescan && t->diff_waiting)
-			watch_diff_begin(t);
+			event_emit(&(struct event){ .kind = EV_RESCAN_BEGIN, .t = t });
 		sy.apply_at = 0;
 		sy.apply_adopted = 0;
 		sy.keys_failed = false;
@@ -1017,18 +853,16 @@ pick_next(enum job *ret_job)
 static void
 start_next(void)
 {
-	_Alignas(8) char buf[256];
-	struct nlmsghdr *nlh;
-	struct rtmsg *rtm;
 	struct rtable *t;
 	enum job job;
+	int r;
 
 	if (!sy.open || sy.busy || !(t = pick_next(&job)))
 		return;
 	sy.cur = t;
 	sy.busy = true;
 	sy.dumping = true;
-	sy.overruns_at_start = nl_monitor_catch_up();
+	sy.overruns_at_start = mon_catch_up();
 	sy.changes_at_start = t->changes;
 	sy.learning = job == JOB_LEARN;
 	if (sy.learning) {
@@ -1049,93 +883,73 @@ start_next(void)
 			t->scan = SCAN_RUNNING;
 		}
 	}
-	sy.bytes = 0;
-	nlh = mnl_nlmsg_put_header(buf);
-	nlh->nlmsg_type = RTM_GETROUTE;
-	nlh->nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP;
-	nlh->nlmsg_seq = ++sy.seq;
-	rtm = mnl_nlmsg_put_extra_header(nlh, sizeof(*rtm));
-	rtm->rtm_family = t->family == PS_FAM_V4 ? AF_INET : AF_INET6;
-	rtm->rtm_table = t->id < 256 ? (uint8_t)t->id : RT_TABLE_UNSPEC;
-	rtm->rtm_protocol = sy.learning ? 0 : sy.protocol; /* a learn dump takes every protocol */
-	mnl_attr_put_u32(nlh, RTA_TABLE, t->id);
-	sy.st.dumps_started++;
-	if (io_send(nlh, nlh->nlmsg_len) < 0) {
+	r = dump_start(t->id, t->family, sy.learning ? 0 : sy.protocol, /* a learn dump takes every protocol */
+	    &(const struct dump_hooks){ .route = dump_route, .end = dump_end }, NULL);
+	if (r < 0) {
 		sy.st.dumps_failed++;
-		job_end(false, strerror(errno));
+		job_end(false, strerror(-r));
+		return;
 	}
+	sy.st.dumps_started++;
 }
 
+/* A route of the dump being taken: a learn dump's go to learn, a scan's are collected. */
 static void
-sync_on_readable(uv_poll_t *h, int status, int events)
+dump_route(const struct nlmsghdr *nlh, const struct kmsg_rt *kr, void *ctx)
 {
-	uint64_t t0 = health_cb_begin();
-	(void)h;
-	(void)events;
+	struct sync_key k;
+	(void)ctx;
 
-	/*
-	 * ENOBUFS (the dump lost messages) shows as POLLERR, and libuv stops the
-	 * handle on it: watch again, and read the error below.
-	 */
-	if (status < 0)
-		uv_poll_start(&sy.poll, UV_READABLE, sync_on_readable);
-	for (int i = 0; i < SYNC_DUMP_DATAGRAMS && sy.dumping; i++) {
-		ssize_t n = io_recv(sy.rx, sizeof(sy.rx));
-		int r;
-		if (n < 0) {
-			if (errno == EAGAIN || errno == EWOULDBLOCK)
-				break;
-			sy.st.dumps_failed++;
-			/* ENOBUFS: the dump lost messages. Anything else: it is broken too. */
-			job_end(false, strerror(errno));
-			break;
-		}
-		sy.bytes += (uint64_t)n;
-		if (sy.bytes > SYNC_DUMP_CAP) {
-			sy.st.dumps_failed++;
-			job_end(false, "over the size cap");
-			break;
-		}
-		if (sy.learning)
-			r = walk_dump(sy.rx, (size_t)n, sy.cur->id, sy.cur->family, learn_one, sy.cur);
-		else
-			r = sync_parse(sy.rx, (size_t)n, sy.cur->id, sy.cur->family, sy.protocol, collect,
-			    NULL, &sy.st.foreign_seen);
-		if (r == 1 && sy.learning)
-			job_end(true, NULL); /* what changed meanwhile is replayed (learn.c) */
-		else if (r == 1 && !sy.keys_failed && nl_monitor_catch_up() != sy.overruns_at_start) {
-			sy.st.dumps_failed++;
-			job_end(false, "the monitor overran during the dump: notifications were lost");
-		} else if (r == 1 && sy.kept_overflow) {
-			sy.st.dumps_failed++;
-			job_end(false, "too many notifications during the dump to keep");
-		} else if (r == 1 && !sy.keys_failed && sy.cur->family == PS_FAM_V6 &&
-		    sy.cur->changes != sy.changes_at_start &&
-		    sy.cur->churn_discards < SYNC_CHURN_TRIES) {
-			/*
-			 * An IPv4 dump is the table as of each prefix's turn, and the kept
-			 * notifications, replayed in order, bring every prefix up to date.
-			 * An IPv6 dump under churn is worse: the kernel's walker, restarted
-			 * on a tree change, skips by count, so routes nobody touched can be
-			 * missing or doubled, and no NLM_F_DUMP_INTR says so (50-churn
-			 * measures it). No notification covers those: such a dump is taken
-			 * again. After SYNC_CHURN_TRIES in a row one is used, as unsure:
-			 * what it shows is true, what it lacks is not trusted (job_end).
-			 */
-			sy.cur->churn_discards++;
-			sy.st.dumps_interrupted++;
-			job_end(false, "IPv6 table changed during the dump");
-		} else if (r == 1)
-			job_end(!sy.keys_failed, "out of memory");
-		else if (r == -EINTR) {
-			sy.st.dumps_interrupted++;
-			job_end(false, "interrupted by a change (NLM_F_DUMP_INTR)");
-		} else if (r < 0) {
-			sy.st.dumps_failed++;
-			job_end(false, strerror(-r));
-		}
+	if (sy.learning) {
+		learn_dump_msg(sy.cur, nlh);
+		return;
 	}
-	health_cb_end(t0, "sync dump");
+	if (kr->rtm->rtm_protocol != sy.protocol) {
+		sy.st.foreign_seen++; /* a kernel that does not filter by protocol */
+		return;
+	}
+	key_from_msg(kr, &k);
+	collect(&k);
+}
+
+/* The dump ended (dump.h): is it one to use? */
+static void
+dump_end(int result, void *ctx)
+{
+	(void)ctx;
+	if (result == 0 && sy.learning) {
+		job_end(true, NULL); /* what changed meanwhile is replayed (learn.c) */
+	} else if (result == 0 && !sy.keys_failed && mon_catch_up() != sy.overruns_at_start) {
+		sy.st.dumps_failed++;
+		job_end(false, "the monitor overran during the dump: notifications were lost");
+	} else if (result == 0 && sy.kept_overflow) {
+		sy.st.dumps_failed++;
+		job_end(false, "too many notifications during the dump to keep");
+	} else if (result == 0 && !sy.keys_failed && sy.cur->family == PS_FAM_V6 &&
+	    sy.cur->changes != sy.changes_at_start && sy.cur->churn_discards < SYNC_CHURN_TRIES) {
+		/*
+		 * An IPv4 dump is the table as of each prefix's turn, and the kept
+		 * notifications, replayed in order, bring every prefix up to date.
+		 * An IPv6 dump under churn is worse: the kernel's walker, restarted
+		 * on a tree change, skips by count, so routes nobody touched can be
+		 * missing or doubled, and no NLM_F_DUMP_INTR says so (50-churn
+		 * measures it; docs/ipv6-dumps.md). No notification covers those:
+		 * such a dump is taken again. After SYNC_CHURN_TRIES in a row one is
+		 * used, as unsure: what it shows is true, what it lacks is not
+		 * trusted (job_end).
+		 */
+		sy.cur->churn_discards++;
+		sy.st.dumps_interrupted++;
+		job_end(false, "IPv6 table changed during the dump");
+	} else if (result == 0) {
+		job_end(!sy.keys_failed, "out of memory");
+	} else if (result == -EINTR) {
+		sy.st.dumps_interrupted++;
+		job_end(false, "interrupted by a change (NLM_F_DUMP_INTR)");
+	} else {
+		sy.st.dumps_failed++;
+		job_end(false, result == -EFBIG ? "over the size cap" : strerror(-result));
+	}
 }
 
 bool
@@ -1238,7 +1052,7 @@ sync_on_periodic(uv_timer_t *h)
 int
 sync_init(uv_loop_t *loop, uint8_t protocol, uint32_t grace_s, uint32_t interval_s)
 {
-	int one = 1, size = 32 << 20;
+	int r;
 
 	memset(&sy, 0, sizeof(sy)); /* nothing of an earlier run (tests init again) */
 	sy.loop = loop;
@@ -1246,23 +1060,13 @@ sync_init(uv_loop_t *loop, uint8_t protocol, uint32_t grace_s, uint32_t interval
 	sy.grace_ms = grace_s * 1000;
 	sy.interval_ms = interval_s * 1000;
 	sy.read_attrs = true;
-	sy.sock = mnl_socket_open2(NETLINK_ROUTE, SOCK_NONBLOCK | SOCK_CLOEXEC);
-	if (!sy.sock)
-		return -errno;
-	if (mnl_socket_bind(sy.sock, 0, MNL_SOCKET_AUTOPID) < 0 ||
-	    mnl_socket_setsockopt(sy.sock, NETLINK_GET_STRICT_CHK, &one, sizeof(one)) < 0) {
-		int err = -errno;
-		mnl_socket_close(sy.sock);
-		return err;
-	}
-	if (setsockopt(mnl_socket_get_fd(sy.sock), SOL_SOCKET, SO_RCVBUFFORCE, &size, sizeof(size)) < 0)
-		setsockopt(mnl_socket_get_fd(sy.sock), SOL_SOCKET, SO_RCVBUF, &size, sizeof(size));
-	uv_poll_init(loop, &sy.poll, mnl_socket_get_fd(sy.sock));
-	uv_poll_start(&sy.poll, UV_READABLE, sync_on_readable);
+	if ((r = dump_init(loop)) < 0)
+		return r;
 	uv_timer_init(loop, &sy.retry);
 	uv_timer_init(loop, &sy.prune_timer);
 	uv_idle_init(loop, &sy.pruner);
 	uv_idle_init(loop, &sy.applier);
+	uv_idle_init(loop, &sy.repairer);
 	uv_timer_init(loop, &sy.soon);
 	uv_timer_init(loop, &sy.periodic);
 	if (sy.interval_ms)
@@ -1289,14 +1093,14 @@ sync_close(void)
 	if (!sy.open)
 		return;
 	sy.open = false;
-	uv_close((uv_handle_t *)&sy.poll, NULL);
+	dump_close();
 	uv_close((uv_handle_t *)&sy.retry, NULL);
 	uv_close((uv_handle_t *)&sy.prune_timer, NULL);
 	uv_close((uv_handle_t *)&sy.pruner, NULL);
 	uv_close((uv_handle_t *)&sy.applier, NULL);
+	uv_close((uv_handle_t *)&sy.repairer, NULL);
 	uv_close((uv_handle_t *)&sy.soon, NULL);
 	uv_close((uv_handle_t *)&sy.periodic, NULL);
-	mnl_socket_close(sy.sock);
 	while (sy.prunes) {
 		struct prune *p = sy.prunes;
 		sy.prunes = p->next;

@@ -1,11 +1,15 @@
 /*
- * sync: what the kernel holds. Today: the first scan of each table fibd writes
- * to. Before fibd's first write to a (table, family), it dumps that table from
- * the kernel (one table per dump, filtered by the kernel) and adopts the routes
- * that carry fibd's protocol, so that they are replaced, not added over with
- * EXCL and refused; routes of other protocols are left alone. A dump counts only
- * when it ends with NLMSG_DONE and no message carries NLM_F_DUMP_INTR; otherwise
- * it is thrown away and retried with backoff, and nothing is adopted from it.
+ * sync: the engine that keeps fibd's picture of the kernel true (engine layer;
+ * docs/layers.md). Before fibd's first write to a (table, family) it dumps that
+ * table (dump.c) and adopts the routes that carry fibd's protocol, so that they
+ * are replaced, not added over with EXCL and refused; routes of other protocols
+ * are left alone. It rescans on link and address changes, monitor overruns,
+ * fibctl resync and periodically, repairs what was lost, and prunes adopted
+ * routes nobody claims. A dump counts only when it ended with its NLMSG_DONE,
+ * no message carried NLM_F_DUMP_INTR and no notification was lost meanwhile;
+ * otherwise it is thrown away and retried with backoff, and nothing is adopted
+ * or pruned from it (DESIGN invariant 5). Notifications during a scan are kept
+ * and replayed on its snapshot (invariant 6).
  */
 #ifndef FIBD_SYNC_H
 #define FIBD_SYNC_H
@@ -18,12 +22,11 @@
 
 #include "table.h"
 
-#define SYNC_DUMP_DATAGRAMS 4           /* datagrams read per callback */
-#define SYNC_DUMP_CAP (256u << 20)      /* bytes one dump may bring */
 #define SYNC_RETRY_MIN_MS 100
 #define SYNC_RETRY_MAX_MS 10000
 #define SYNC_PRUNE_BUDGET 4096          /* adopted keys checked per callback */
 #define SYNC_APPLY_BUDGET 2048          /* keys of a valid dump applied per callback */
+#define SYNC_REPAIR_BUDGET 4096         /* routes looked at per callback by the repair walk */
 #define SYNC_RESCAN_DELAY_MS 500        /* link or address changes settle for this long */
 #define SYNC_GRACE_DEFAULT 120          /* seconds */
 #define SYNC_KEEP_MAX (8u << 20)        /* notifications kept during one scan, bytes */
@@ -110,25 +113,7 @@ bool sync_table_ready_now(const struct rtable *t);
 
 void sync_get_stats(struct sync_stats *ret);
 
-/*
- * For tests of the engine: the dump socket's send and receive (NULL: the real
- * ones), and one run of the readable callback, as the loop would make it. The
- * functions return like send(2) and recv(2), -1 with errno.
- */
-#include <sys/types.h>
-typedef ssize_t (*sync_send_fn)(const void *buf, size_t len);
-typedef ssize_t (*sync_recv_fn)(void *buf, size_t len);
-void sync_set_io(sync_send_fn send_fn, sync_recv_fn recv_fn);
-void sync_poll(void);
-
-/*
- * The dump parser, separate from the socket so that tests can feed it bytes.
- * sync_parse consumes one datagram of a dump for table (id, family): each route
- * of `protocol` calls on_route; other routes are counted in *ret_foreign.
- * Returns 1 when the datagram ends the dump (NLMSG_DONE), 0 if more follows,
- * -EINTR if a message carries NLM_F_DUMP_INTR, -EIO for a malformed datagram,
- * or the negative errno of an NLMSG_ERROR.
- */
+/* A key of a dump: what the kernel says of one route of fibd's. */
 struct sync_key {
 	union ps_addr prefix;
 	uint8_t plen;
@@ -136,27 +121,17 @@ struct sync_key {
 	uint32_t metric;
 	struct rattr *attrs; /* the route's attributes (a reference), or NULL if not read */
 };
-typedef void (*sync_route_cb)(const struct sync_key *k, void *ctx);
 
 /*
- * sync_attrs_sane - the 32-bit attributes fibd reads from a route message
- * (table, priority, oif, flow, nexthop id) are 4 bytes long, where present.
+ * sync_kernel_route - the monitor's route hook: a route notification by
+ * someone else (main.c wires it). See sync.c.
  */
-struct nlattr;
-bool sync_attrs_sane(const struct nlattr *const *tb);
+struct nlmsghdr;
+struct kmsg_rt;
+void sync_kernel_route(const struct nlmsghdr *nlh, const struct kmsg_rt *kr);
 
-/*
- * sync_route_from_msg - a kernel route (its rtmsg and attributes) as proto-shim
- * attributes in *rt (the key's family only; the caller fills the rest of the
- * key). False for what fibd cannot express: other route types, nexthop objects
- * it did not make. *ret_nh_id (if not NULL): the object the route uses, or 0.
- */
-struct rtmsg;
-struct nlattr;
-bool sync_route_from_msg(const struct rtmsg *rtm, const struct nlattr *const *tb, uint8_t fam,
-    struct ps_route *rt, uint32_t *ret_nh_id);
-
-int sync_parse(const void *buf, size_t len, uint32_t table, uint8_t family, uint8_t protocol,
-    sync_route_cb on_route, void *ctx, uint64_t *ret_foreign);
+/* The lookups fibd reads kernel routes with (interface names, nexthop objects of an earlier fibd). */
+struct kmsg_env;
+extern const struct kmsg_env sync_env;
 
 #endif

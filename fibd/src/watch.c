@@ -9,6 +9,7 @@
 #include <time.h>
 
 #include "ctl.h"
+#include "event.h"
 #include "feed.h"
 #include "format.h"
 #include "nl.h"
@@ -34,12 +35,11 @@ struct watch {
 enum { D_NONE, D_WAITING, D_COLLECTING, D_DONE };
 
 static struct watch *streams;
-unsigned watch_open_count;
 
 static const char *const ev_names[] = {
-	[WE_DESIRED] = "desired", [WE_WITHDRAWN] = "withdrawn", [WE_INSTALLED] = "installed",
-	[WE_REMOVED] = "removed", [WE_FAILED] = "failed", [WE_KERNEL_ADD] = "kernel-add",
-	[WE_KERNEL_DEL] = "kernel-del",
+	[EV_DESIRED] = "desired", [EV_WITHDRAWN] = "withdrawn", [EV_INSTALLED] = "installed",
+	[EV_REMOVED] = "removed", [EV_FAILED] = "failed", [EV_KERNEL_ADD] = "kernel-add",
+	[EV_KERNEL_DEL] = "kernel-del",
 };
 
 static const char *const diff_names[] = {
@@ -83,7 +83,7 @@ wants(struct watch *w, const struct rtable *t)
 
 /* An event's start: its time and name, and for JSON the route's key. */
 static void
-event_head(struct text *t, bool json, enum watch_event ev, const struct rtable *rt,
+event_head(struct text *t, bool json, enum event_kind ev, const struct rtable *rt,
     const union ps_addr *p, uint8_t plen, uint8_t tos, uint32_t metric)
 {
 	if (json) {
@@ -97,11 +97,11 @@ event_head(struct text *t, bool json, enum watch_event ev, const struct rtable *
 	tprintf(t, " %-10s ", ev_names[ev]);
 }
 
-void
-watch_route(enum watch_event ev, const struct route *r, const char *client, int err, const char *text)
+static void
+watch_route(enum event_kind ev, const struct route *r, const char *client, int err, const char *text)
 {
 	const struct rtable *rt = table_at(r->rt);
-	const struct rattr *a = ev == WE_DESIRED || ev == WE_INSTALLED || ev == WE_FAILED ? r->want : NULL;
+	const struct rattr *a = ev == EV_DESIRED || ev == EV_INSTALLED || ev == EV_FAILED ? r->want : NULL;
 	union ps_addr p;
 
 	route_prefix(r, &p);
@@ -133,8 +133,8 @@ watch_route(enum watch_event ev, const struct route *r, const char *client, int 
 	}
 }
 
-void
-watch_kernel(enum watch_event ev, const struct rtable *rt, const union ps_addr *prefix, uint8_t plen,
+static void
+watch_kernel(enum event_kind ev, const struct rtable *rt, const union ps_addr *prefix, uint8_t plen,
     uint8_t tos, uint32_t metric, uint8_t protocol)
 {
 	for (struct watch *w = streams; w; w = w->next) {
@@ -154,7 +154,7 @@ watch_kernel(enum watch_event ev, const struct rtable *rt, const union ps_addr *
 
 /* ---- diff ---- */
 
-void
+static void
 watch_diff_begin(struct rtable *t)
 {
 	t->diffing = false;
@@ -166,7 +166,7 @@ watch_diff_begin(struct rtable *t)
 		}
 }
 
-void
+static void
 watch_diff(struct rtable *rt, enum diff_kind kind, const struct route *r, const struct rattr *kernel)
 {
 	const char *owner = r->owner == OWNER_NONE ? NULL : feed_owner_name(r->owner);
@@ -217,7 +217,7 @@ watch_diff(struct rtable *rt, enum diff_kind kind, const struct route *r, const 
 	}
 }
 
-void
+static void
 watch_diff_end(struct rtable *t, uint64_t routes, bool unsure)
 {
 	t->diffing = false;
@@ -229,6 +229,34 @@ watch_diff_end(struct rtable *t, uint64_t routes, bool unsure)
 			w->pending--;
 			feed_wake(w->session);
 		}
+}
+
+void
+watch_on_event(const struct event *ev)
+{
+	switch (ev->kind) {
+	case EV_DESIRED:
+	case EV_WITHDRAWN:
+	case EV_INSTALLED:
+	case EV_REMOVED:
+	case EV_FAILED:
+		watch_route(ev->kind, ev->r, ev->client, ev->err, ev->text);
+		break;
+	case EV_KERNEL_ADD:
+	case EV_KERNEL_DEL:
+		watch_kernel(ev->kind, ev->t, &ev->kr->prefix, ev->kr->plen, ev->kr->tos, ev->kr->metric,
+		    ev->kr->rtm->rtm_protocol);
+		break;
+	case EV_RESCAN_BEGIN:
+		watch_diff_begin(ev->t);
+		break;
+	case EV_DIFF:
+		watch_diff(ev->t, ev->diff, ev->r, ev->kernel);
+		break;
+	case EV_RESCAN_END:
+		watch_diff_end(ev->t, ev->routes, ev->unsure);
+		break;
+	}
 }
 
 /* ---- streams ---- */
@@ -256,7 +284,7 @@ watch_open(void *session, uint32_t req, bool json, uint32_t table)
 	if (!w)
 		return NULL;
 	w->table = table;
-	watch_open_count++;
+	event_demand++;
 	return w;
 }
 
@@ -339,7 +367,7 @@ watch_close(struct watch *w)
 			if (w->state[i] == D_WAITING)
 				table_at((uint16_t)i)->diff_waiting--;
 	} else {
-		watch_open_count--;
+		event_demand--;
 	}
 	free(w->buf.p);
 	free(w);

@@ -1,18 +1,8 @@
-/* A stand-in for feed's repair walk in unit tests of the sync engine's parser. */
+/* A stand-in for feed_learn (learn's sink) in unit tests of learn. */
 #include <string.h>
 
 #include "feed.h"
 #include "feed_fake.h"
-
-unsigned fake_repairs;
-
-void
-feed_repair(struct rtable *t, void (*done)(void))
-{
-	(void)t;
-	fake_repairs++;
-	done();
-}
 
 struct fake_learned fake_learned[64];
 unsigned fake_n_learned;

@@ -16,7 +16,4 @@ struct fake_learned {
 extern struct fake_learned fake_learned[64];
 extern unsigned fake_n_learned;
 
-/* Repair walks sync asked for (after rescans it trusts). */
-extern unsigned fake_repairs;
-
 #endif

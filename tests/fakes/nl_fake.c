@@ -1,7 +1,9 @@
 /*
- * A stand-in for fibd's netlink writer in unit tests of the session logic: it
- * keeps the write queue as nl.c does (a route is queued once; a change while
- * queued costs nothing more) and lets the test decide each write's outcome.
+ * A stand-in for fibd's netlink writer, below the layer under test (the feed
+ * sessions, the sync engine): a route is queued once, a change while queued
+ * costs nothing more, and the test decides each write's outcome. Nothing of
+ * what the writer does with the kernel is copied here; tests of the writer
+ * itself run the real nl.c over tests/fakes/kfake.c.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -12,20 +14,18 @@
 #include "nl.h"
 #include "nl_fake.h"
 
-static nl_done_cb done_cb;
+static struct nl_hooks hooks;
 static struct route *qhead, *qtail;
 static uint64_t queued;
 unsigned fake_nl_writes;
-unsigned fake_nl_notified;
 unsigned fake_nl_enqueues;
 
 int
-nl_init(uv_loop_t *loop, uint8_t protocol, nl_done_cb done, uint32_t monitor_buffer)
+nl_init(uv_loop_t *loop, uint8_t protocol, const struct nl_hooks *h)
 {
 	(void)loop;
-	(void)monitor_buffer;
 	(void)protocol;
-	done_cb = done;
+	hooks = *h;
 	return 0;
 }
 
@@ -49,6 +49,13 @@ nl_enqueue(struct route *r)
 		qhead = r;
 	qtail = r;
 	queued++;
+}
+
+void
+fake_nl_reset(void)
+{
+	qhead = qtail = NULL;
+	queued = 0;
 }
 
 uint64_t
@@ -84,7 +91,7 @@ fake_nl_complete(int err)
 		queued--;
 		n++;
 		if (r->want == r->have) {
-			done_cb(r, -1, NULL);
+			hooks.done(r, -1, NULL);
 			continue;
 		}
 		fake_nl_writes++;
@@ -95,7 +102,7 @@ fake_nl_complete(int err)
 			r->err = (uint16_t)err;
 			r->flags |= R_FAILED;
 		}
-		done_cb(r, err, NULL);
+		hooks.done(r, err, NULL);
 	}
 	return n;
 }
@@ -109,12 +116,11 @@ nl_release_held(struct rtable *t)
 void
 nl_route_lost(struct route *r)
 {
-	rattr_unref(r->have);
-	r->have = NULL;
+	nl_route_forget(r);
 	nl_enqueue(r);
 }
 
-const struct nl_nhobj *
+const struct kmsg_nhobj *
 nl_old_nh_object(uint32_t id)
 {
 	(void)id;
@@ -129,51 +135,10 @@ nl_route_changed(struct route *r, struct rattr *now)
 	nl_enqueue(r);
 }
 
-uint64_t fake_nl_overruns;
-
-uint64_t
-nl_monitor_catch_up(void)
-{
-	return fake_nl_overruns;
-}
-
-/*
- * What nl.c does with a notification by someone else, for the tests of sync's
- * replay: a deleted route of fibd's protocol is forgotten if only adopted and
- * written again if wanted; another protocol's route on a wanted key of fibd's
- * means it was lost.
- */
 void
-nl_route_notified(struct rtable *t, const struct nlmsghdr *nlh)
+nl_route_forget(struct route *r)
 {
-	const struct rtmsg *rtm = mnl_nlmsg_get_payload(nlh);
-	const struct nlattr *attr;
-	bool del = nlh->nlmsg_type == RTM_DELROUTE;
-	union ps_addr prefix;
-	uint32_t metric = 0;
-	struct route *r;
-
-	memset(&prefix, 0, sizeof(prefix));
-	mnl_attr_for_each(attr, nlh, sizeof(*rtm)) {
-		if (mnl_attr_get_type(attr) == RTA_PRIORITY)
-			metric = mnl_attr_get_u32(attr);
-		else if (mnl_attr_get_type(attr) == RTA_DST)
-			memcpy(prefix.b, mnl_attr_get_payload(attr), mnl_attr_get_payload_len(attr));
-	}
-	fake_nl_notified++;
-	if (del != (rtm->rtm_protocol == FAKE_NL_PROTOCOL))
-		return;
-	if (!(r = table_lookup(t, &prefix, rtm->rtm_dst_len, rtm->rtm_tos, metric)) || !r->have ||
-	    (r->flags & (R_QUEUED | R_INFLIGHT)))
-		return;
-	if (!r->want) {
-		if (del) {
-			t->n_installed--;
-			rattr_unref(r->have);
-			r->have = NULL;
-			table_release(r);
-		}
-		return;
-	}
-	nl_route_lost(r);
+	if (r->have)
+		table_at(r->rt)->n_installed--;
+	r->have = rattr_unref(r->have);
 }

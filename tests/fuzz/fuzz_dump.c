@@ -1,8 +1,9 @@
 /*
  * Fuzz target for fibd's reading of kernel route messages (libFuzzer entry
- * point; the replay driver runs the corpus in CI): the dump parser sync_parse
- * on the input as one datagram (byte 0 picks the family), and
- * sync_route_from_msg on each route message in it.
+ * point; the replay driver runs the corpus in CI): the dump parser dump_parse
+ * on the input as one datagram (byte 0 picks the family; the first message's
+ * sequence number is taken for the request's), and the codec's kmsg_rt_parse
+ * and kmsg_rt_attrs on each route message in it.
  *
  * Beyond "no crash, no leak, no undefined behaviour": a route fibd takes from
  * the kernel (to adopt it, or to hand it to BIRD as a LEARN) is one the wire
@@ -17,49 +18,50 @@
 
 #include <proto-shim/enc.h>
 
+#include "dump.h"
 #include "fuzz.h"
-#include "nl.h"
+#include "kmsg.h"
 #include "rattr.h"
-#include "sync.h"
 #include "table.h"
 
 static struct ps_msg m;
 static struct ps_buf out;
 
 static void
-on_route(const struct sync_key *k, void *ctx)
+on_route(const struct nlmsghdr *nlh, const struct kmsg_rt *kr, void *ctx)
 {
+	(void)nlh;
+	(void)kr;
 	(void)ctx;
-	rattr_unref(k->attrs);
 }
 
-static int
-attr_cb(const struct nlattr *attr, void *data)
+/* Interfaces 1 to 9 exist (veth1 ..); fibd made no nexthop object. */
+static bool
+fuzz_ifname(int ifindex, char *name)
 {
-	const struct nlattr **tb = data;
-
-	if (mnl_attr_get_type(attr) <= RTA_MAX)
-		tb[mnl_attr_get_type(attr)] = attr;
-	return MNL_CB_OK;
+	if (ifindex < 1 || ifindex > 9)
+		return false;
+	snprintf(name, PS_IFNAMSIZ, "veth%d", ifindex);
+	return true;
 }
+
+static const struct kmsg_env env = { .ifname = fuzz_ifname };
 
 /* A route the kernel sent, as fibd reads it: encodable and internable, or refused. */
 static void
-check_route(const struct nlmsghdr *nlh, uint8_t fam)
+check_route(const struct nlmsghdr *nlh)
 {
-	const struct nlattr *tb[RTA_MAX + 1] = { 0 };
-	const struct rtmsg *rtm = mnl_nlmsg_get_payload(nlh);
+	struct kmsg_rt kr;
 	struct ps_fault f;
 	struct rattr *a;
 
-	if (nlh->nlmsg_len < mnl_nlmsg_size(sizeof(*rtm)) ||
-	    mnl_attr_parse(nlh, sizeof(*rtm), attr_cb, tb) < 0)
+	if (kmsg_rt_parse(nlh, &kr) < 0)
 		return;
 	memset(&m, 0, sizeof(m));
 	m.type = PS_LEARN;
-	if (!sync_route_from_msg(rtm, tb, fam, &m.u.route, NULL))
+	if (!kmsg_rt_attrs(&kr, &env, &m.u.route, NULL))
 		return;
-	m.u.route.key.plen = rtm->rtm_dst_len > (fam == PS_FAM_V4 ? 32 : 128) ? 0 : rtm->rtm_dst_len;
+	m.u.route.key.plen = kr.plen;
 	memset(&m.u.route.key.prefix, 0, sizeof(m.u.route.key.prefix)); /* the key is not the point */
 	m.u.route.learn_op = PS_LEARN_ADD;
 	m.u.route.key.has = PS_KEY_TABLE;
@@ -80,7 +82,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	static int ready;
 	static _Alignas(8) char buf[65536];
 	const struct nlmsghdr *nlh;
-	uint64_t foreign = 0;
+	uint64_t stale = 0;
+	uint32_t seq = 0;
 	uint8_t fam;
 	int left;
 
@@ -94,10 +97,12 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	fam = data[0] & 1 ? PS_FAM_V6 : PS_FAM_V4;
 	memcpy(buf, data + 1, size - 1);
-	sync_parse(buf, size - 1, 100, fam, 12, on_route, NULL, &foreign);
+	if (size - 1 >= sizeof(struct nlmsghdr))
+		seq = ((const struct nlmsghdr *)buf)->nlmsg_seq;
+	dump_parse(buf, size - 1, seq, 0, 100, fam, on_route, NULL, &stale);
 	left = (int)(size - 1);
-	for (nlh = (const struct nlmsghdr *)buf; nl_msg_ok(nlh, left); nlh = mnl_nlmsg_next(nlh, &left))
+	for (nlh = (const struct nlmsghdr *)buf; kmsg_ok(nlh, left); nlh = mnl_nlmsg_next(nlh, &left))
 		if (nlh->nlmsg_type == RTM_NEWROUTE || nlh->nlmsg_type == RTM_DELROUTE)
-			check_route(nlh, fam);
+			check_route(nlh);
 	return 0;
 }

@@ -296,7 +296,7 @@ setup(void **state)
 	cfg.server_id = "fibd-test";
 	cfg.boot_epoch = 1;
 	uv_loop_init(&loop);
-	if (table_init() < 0 || nl_init(&loop, 12, feed_route_done, 0) < 0)
+	if (table_init() < 0 || nl_init(&loop, 12, &(const struct nl_hooks){ .done = feed_route_done }) < 0)
 		return -1;
 	return feed_init(&loop, &cfg);
 }

@@ -17,8 +17,10 @@
 #include <libmnl/libmnl.h>
 #include <linux/rtnetlink.h>
 
+#include "feed.h"
 #include "feed_fake.h"
 #include "learn.h"
+#include "sync.h"
 #include "table.h"
 
 #define OURS 12
@@ -65,7 +67,7 @@ setup(void **state)
 {
 	(void)state;
 	fake_n_learned = 0;
-	learn_init(OURS);
+	learn_init(OURS, &sync_env, feed_learn);
 	return table_init();
 }
 

@@ -1,7 +1,7 @@
 /*
- * The sync engine fed scripted dump datagrams through its own parser and job
- * logic (the dump socket's I/O replaced with sync_set_io, the loop run by the
- * test): an interrupted dump and then a good one (nothing adopted from the
+ * The sync engine over the real dump socket code (dump.c) and monitor
+ * (monitor.c), with a fake kernel under them (tests/fakes/kfake.c) and the
+ * writer faked (tests/fakes/nl_fake.c), the loop run by the test: an interrupted dump and then a good one (nothing adopted from the
  * first), notifications during a dump kept and replayed in order on its
  * snapshot (add then delete ends deleted, delete then add ends present), an
  * overflow of them (the dump is taken again), IPv6 dumps during which others
@@ -29,7 +29,9 @@
 
 #include "log.h"
 #include "nl.h"
-#include "feed_fake.h"
+#include "dump.h"
+#include "kfake.h"
+#include "monitor.h"
 #include "nl_fake.h"
 #include "nlbuild.h"
 #include "sync.h"
@@ -37,59 +39,33 @@
 
 static uv_loop_t loop;
 
-/* The requests sync sent, and the datagrams it will receive, in order. */
-static unsigned n_requests;
-static uint32_t last_table;
-static struct nlbuild script[16];
-static int script_err[16]; /* errno to fail the receive with instead, or 0 */
-static unsigned n_script, at_script;
-
-static ssize_t
-fake_send(const void *buf, size_t len)
-{
-	const struct nlmsghdr *nlh = buf;
-	const struct nlattr *a;
-
-	n_requests++;
-	mnl_attr_for_each(a, nlh, sizeof(struct rtmsg))
-		if (mnl_attr_get_type(a) == RTA_TABLE)
-			last_table = mnl_attr_get_u32(a);
-	return (ssize_t)len;
-}
-
-static ssize_t
-fake_recv(void *buf, size_t len)
-{
-	if (at_script == n_script) {
-		errno = EAGAIN;
-		return -1;
-	}
-	if (script_err[at_script]) {
-		errno = script_err[at_script++];
-		return -1;
-	}
-	assert_true(script[at_script].len <= len);
-	memcpy(buf, script[at_script].buf, script[at_script].len);
-	return (ssize_t)script[at_script++].len;
-}
-
+/* The datagrams sync will receive come from the fake kernel (tests/fakes/kfake.c). */
 static struct nlbuild *
 next_datagram(void)
 {
-	struct nlbuild *b = &script[n_script];
-
-	assert_true(n_script < 16);
-	memset(b, 0, sizeof(*b));
-	script_err[n_script++] = 0;
-	return b;
+	return kf_dump_reply();
 }
 
 /* Deliver what is scripted, as the loop would when the socket is readable. */
 static void
 deliver(void)
 {
-	while (at_script < n_script)
-		sync_poll();
+	while (kf_dump_pending() && dump_running())
+		dump_poll();
+}
+
+/* The monitor's socket, faked: it reports an overrun (ENOBUFS) when asked to. */
+static int mon_overruns_due;
+
+static ssize_t
+mon_recv(void *buf, size_t len)
+{
+	(void)buf;
+	(void)len;
+	errno = mon_overruns_due ? ENOBUFS : EAGAIN;
+	if (mon_overruns_due)
+		mon_overruns_due--;
+	return -1;
 }
 
 /* Run the loop until cond() holds (timers included); false after 3 s. */
@@ -109,7 +85,7 @@ static unsigned want_requests;
 static bool
 requests_reached(void)
 {
-	return n_requests >= want_requests;
+	return kf_dump_requests >= want_requests;
 }
 
 static struct rtable *cond_table;
@@ -129,24 +105,23 @@ lookup(struct rtable *t, const char *dst, unsigned plen)
 }
 
 /*
- * A notification by someone else about table t, as nl.c's monitor hands it
- * on: counted, then kept while t's scan runs, or acted on at once.
+ * A notification by someone else about table t, handed to the engine as the
+ * monitor does (sync_kernel_route: counted, then kept while t's scan runs, or
+ * acted on at once).
  */
 static void
 notify(struct rtable *t, uint16_t type, const char *dst, unsigned plen, uint8_t proto)
 {
 	static struct nlbuild b;
 	struct nlmsghdr *nlh = (struct nlmsghdr *)b.buf;
+	struct kmsg_rt kr;
 
 	memset(&b, 0, sizeof(b));
 	nlb_route(&b, t->family == PS_FAM_V4 ? AF_INET : AF_INET6, dst, plen, t->id, proto, 0, 0);
 	nlh->nlmsg_type = type;
 	nlh->nlmsg_flags = 0;
-	t->changes++;
-	if (sync_keeps(t))
-		sync_keep(t, nlh);
-	else
-		nl_route_notified(t, nlh);
+	assert_int_equal(kmsg_rt_parse(nlh, &kr), 0);
+	sync_kernel_route(nlh, &kr);
 }
 
 /* t's first scan is asked for, and its first datagram (one route of fibd's) delivered. */
@@ -159,6 +134,31 @@ first_datagram(struct rtable *t, const char *dst, unsigned plen)
 	b = next_datagram();
 	nlb_route(b, t->family == PS_FAM_V4 ? AF_INET : AF_INET6, dst, plen, t->id, 12, 0, 0);
 	deliver();
+}
+
+/* A route of t a client wants (via 2001:db8:ff::1), as installed by an earlier write. */
+static struct route *
+installed_route(struct rtable *t, const char *dst, unsigned plen)
+{
+	static struct ps_route pr;
+	union ps_addr p = { 0 };
+	struct route *r;
+
+	inet_pton(AF_INET6, dst, p.b);
+	memset(&pr, 0, sizeof(pr));
+	pr.key.family = PS_FAM_V6;
+	pr.type = PS_RT_UNICAST;
+	pr.n_nexthops = 1;
+	pr.nh[0].gw_family = PS_FAM_V6;
+	inet_pton(AF_INET6, "2001:db8:ff::1", pr.nh[0].gw.b);
+	pr.nh[0].weight = 1;
+	r = table_insert(t, &p, (uint8_t)plen, 0, 0);
+	assert_non_null(r);
+	route_set_want(r, rattr_intern(&pr));
+	r->have = rattr_ref(r->want);
+	r->owner = 0; /* someone's */
+	t->n_installed++;
+	return r;
 }
 
 /* After a discarded dump: request number n comes, and a good dump of dst/plen is adopted. */
@@ -184,11 +184,14 @@ setup(void **state)
 {
 	(void)state;
 	log_init("test", true, LOG_LVL_WARN);
-	n_requests = n_script = at_script = 0;
 	uv_loop_init(&loop);
-	if (table_init() < 0 || sync_init(&loop, 12, 60, 0) < 0)
+	mon_overruns_due = 0;
+	fake_nl_reset();
+	if (table_init() < 0 || sync_init(&loop, 12, 60, 0) < 0 ||
+	    mon_init(&loop, &(const struct mon_hooks){ .route = sync_kernel_route }, 0, 0) < 0)
 		return -1;
-	sync_set_io(fake_send, fake_recv);
+	mon_set_io(mon_recv);
+	kf_dump_install();
 	return 0;
 }
 
@@ -197,7 +200,9 @@ teardown(void **state)
 {
 	(void)state;
 	sync_close();
-	sync_set_io(NULL, NULL);
+	mon_close();
+	mon_set_io(NULL);
+	kf_dump_uninstall();
 	uv_run(&loop, UV_RUN_NOWAIT); /* the close callbacks */
 	table_shutdown();
 	assert_int_equal(uv_loop_close(&loop), 0);
@@ -214,8 +219,9 @@ test_interrupted_then_good(void **state)
 	(void)state;
 
 	assert_false(sync_table_ready(t));
-	assert_int_equal(n_requests, 1);
-	assert_int_equal(last_table, 100);
+	assert_int_equal(kf_dump_requests, 1);
+	assert_int_equal(kf_dump_last_table, 100);
+	assert_int_equal(kf_dump_last_protocol, 12); /* the kernel filters by fibd's protocol */
 
 	/* The first dump shows X, then a message flagged NLM_F_DUMP_INTR. */
 	b = next_datagram();
@@ -353,7 +359,7 @@ test_v6_changed_during_dump(void **state)
 	struct rtable *t = table_get(100, PS_FAM_V6, true);
 	struct sync_stats st;
 	struct nlbuild *b;
-	unsigned repairs;
+	struct route *lost;
 	(void)state;
 
 	assert_false(sync_table_ready(t));
@@ -373,8 +379,12 @@ test_v6_changed_during_dump(void **state)
 	sync_get_stats(&st);
 	assert_int_equal(st.dumps_unsure, 1);
 
+	/*
+	 * A route a client wants, installed, that no dump shows from now on: an
+	 * unsure rescan does not take it for lost; a sure one does.
+	 */
+	lost = installed_route(t, "2001:db8:5::", 48);
 	/* A rescan under churn at once is discarded again, then... */
-	repairs = fake_repairs;
 	assert_true(sync_rescan_table(t));
 	v6_dump_under_churn(t, SYNC_CHURN_TRIES + 2, "2001:db8::", 32);
 	sync_get_stats(&st);
@@ -386,10 +396,11 @@ test_v6_changed_during_dump(void **state)
 	nlb_route(b, AF_INET6, "2001:db8::", 32, 100, 12, 0, 0);
 	nlb_done(b, 0);
 	deliver();
-	for (int i = 0; i < 50 && fake_repairs == repairs; i++)
+	for (int i = 0; i < 50 && lost->have; i++)
 		uv_run(&loop, UV_RUN_NOWAIT);
 	assert_false(t->dump_unsure);
-	assert_int_equal(fake_repairs, repairs + 1);
+	assert_null(lost->have); /* the repair walk found it lost: written again */
+	assert_true(lost->flags & R_QUEUED);
 }
 
 /* ENOBUFS on the dump socket: messages were lost; discarded and retried. */
@@ -404,8 +415,7 @@ test_enobufs_discards(void **state)
 	assert_false(sync_table_ready(t));
 	b = next_datagram();
 	nlb_route(b, AF_INET, "192.0.2.0", 24, 100, 12, 0, 0);
-	next_datagram();
-	script_err[n_script - 1] = ENOBUFS;
+	kf_dump_fail(ENOBUFS);
 	deliver();
 	sync_get_stats(&st);
 	assert_int_equal(st.dumps_failed, 1);
@@ -429,8 +439,8 @@ test_failing_table_does_not_block_another(void **state)
 	nlb_route(b, AF_INET, "192.0.2.0", 24, 100, 12, 0, NLM_F_DUMP_INTR);
 	deliver();
 	assert_false(sync_table_ready(b101)); /* queued while 100 backs off */
-	assert_int_equal(n_requests, 2);
-	assert_int_equal(last_table, 101);
+	assert_int_equal(kf_dump_requests, 2);
+	assert_int_equal(kf_dump_last_table, 101);
 	b = next_datagram();
 	nlb_done(b, 0);
 	deliver();
@@ -440,7 +450,7 @@ test_failing_table_does_not_block_another(void **state)
 	/* Then 100 again, after its pause. */
 	want_requests = 3;
 	assert_true(run_until(requests_reached));
-	assert_int_equal(last_table, 100);
+	assert_int_equal(kf_dump_last_table, 100);
 }
 
 /*
@@ -457,7 +467,7 @@ test_monitor_overrun_rescans(void **state)
 	(void)state;
 
 	first_datagram(t, "192.0.2.0", 24);
-	fake_nl_overruns++; /* the monitor overran while the dump ran */
+	mon_overruns_due = 1; /* the monitor overran while the dump ran */
 	b = next_datagram();
 	nlb_done(b, 0);
 	deliver();
@@ -468,7 +478,7 @@ test_monitor_overrun_rescans(void **state)
 	retry_then_adopt(t, 2, "192.0.2.0", 24);
 
 	/* An overrun later: a rescan of the table follows, and it completes. */
-	fake_nl_overruns++;
+	mon_overruns_due = 1;
 	sync_rescan_soon();
 	retry_then_adopt(t, 3, "192.0.2.0", 24);
 	sync_get_stats(&st);

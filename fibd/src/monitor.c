@@ -1,0 +1,204 @@
+/*
+ * monitor: reads the multicast socket and hands each notification to its
+ * hooks (monitor.h). Link messages for a link that is down or gone go to
+ * link_down; any link or address message, and any overrun, ends the read with
+ * changed(), once.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <net/if.h>
+#include <stddef.h>
+#include <string.h>
+#include <sys/socket.h>
+
+#include <libmnl/libmnl.h>
+#include <linux/filter.h>
+
+#include "health.h"
+#include "log.h"
+#include "monitor.h"
+
+static struct {
+	struct mnl_socket *sock;
+	uv_poll_t poll;
+	bool open;
+	struct mon_hooks hooks;
+	uint32_t ignore_port;
+	uint64_t lost_reads; /* reads that met ENOBUFS */
+	struct mon_stats st;
+	_Alignas(8) char rx[65536]; /* netlink messages are 4-byte aligned */
+} mon;
+
+static ssize_t
+real_recv(void *buf, size_t len)
+{
+	return mnl_socket_recvfrom(mon.sock, buf, len);
+}
+
+static mon_recv_fn io_recv = real_recv;
+
+void
+mon_set_io(mon_recv_fn recv_fn)
+{
+	io_recv = recv_fn ? recv_fn : real_recv;
+}
+
+static void
+one_message(const struct nlmsghdr *nlh, bool *links)
+{
+	struct kmsg_rt kr;
+
+	mon.st.events++;
+	if (nlh->nlmsg_type == RTM_NEWROUTE || nlh->nlmsg_type == RTM_DELROUTE) {
+		/* An echo of fibd's own write, if the filter let one by, says nothing new. */
+		if (mon.ignore_port && nlh->nlmsg_pid == mon.ignore_port)
+			return;
+		/* A malformed one, or one of another family, says nothing fibd can use. */
+		if (kmsg_rt_parse(nlh, &kr) == 0 && mon.hooks.route)
+			mon.hooks.route(nlh, &kr);
+		return;
+	}
+	*links = true;
+	if ((nlh->nlmsg_type == RTM_NEWLINK || nlh->nlmsg_type == RTM_DELLINK) &&
+	    nlh->nlmsg_len >= mnl_nlmsg_size(sizeof(struct ifinfomsg))) {
+		const struct ifinfomsg *ifi = mnl_nlmsg_get_payload(nlh);
+		if ((nlh->nlmsg_type == RTM_DELLINK || !(ifi->ifi_flags & IFF_UP)) && mon.hooks.link_down)
+			mon.hooks.link_down(ifi->ifi_index);
+	}
+}
+
+/* Read what the socket holds, at most budget datagrams. */
+static void
+mon_read(int budget)
+{
+	bool links = false, lost = false;
+
+	for (int i = 0; i < budget; i++) {
+		ssize_t n = io_recv(mon.rx, sizeof(mon.rx));
+		const struct nlmsghdr *nlh;
+		int len;
+		if (n < 0) {
+			if (errno == ENOBUFS) {
+				/* Notifications were lost: assume that anything changed. */
+				mon.st.overruns++;
+				lost = true;
+				continue;
+			}
+			break;
+		}
+		len = (int)n;
+		for (nlh = (const struct nlmsghdr *)mon.rx; kmsg_ok(nlh, len); nlh = mnl_nlmsg_next(nlh, &len))
+			one_message(nlh, &links);
+	}
+	if (lost)
+		mon.lost_reads++;
+	if ((links || lost) && mon.hooks.changed)
+		mon.hooks.changed(lost);
+}
+
+static void
+mon_on_readable(uv_poll_t *h, int status, int events)
+{
+	uint64_t t0 = health_cb_begin();
+	(void)h;
+	(void)events;
+
+	/* An overrun (ENOBUFS) shows as POLLERR, and libuv stops the handle on it. */
+	if (status < 0)
+		uv_poll_start(&mon.poll, UV_READABLE, mon_on_readable);
+	mon_read(MON_RECV_BUDGET);
+	health_cb_end(t0, "netlink monitor");
+}
+
+void
+mon_poll(void)
+{
+	mon_read(MON_RECV_BUDGET);
+}
+
+uint64_t
+mon_catch_up(void)
+{
+	/* The kernel queued a change's notification before the change completed. */
+	if (mon.open)
+		mon_read(MON_CATCH_UP);
+	return mon.lost_reads;
+}
+
+/*
+ * Keep the notifications of fibd's own writes off the socket: the kernel sends
+ * each route notification in a datagram of its own, stamped with the port of
+ * the socket whose request caused it. Classic BPF loads are big-endian;
+ * nlmsg_pid is in host order.
+ */
+static void
+filter_port(uint32_t port)
+{
+	struct sock_filter code[] = {
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct nlmsghdr, nlmsg_pid)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, htonl(port), 0, 1),
+		BPF_STMT(BPF_RET | BPF_K, 0),
+		BPF_STMT(BPF_RET | BPF_K, 0xffffffff),
+	};
+	struct sock_fprog prog = { .len = sizeof(code) / sizeof(code[0]), .filter = code };
+
+	if (setsockopt(mnl_socket_get_fd(mon.sock), SOL_SOCKET, SO_ATTACH_FILTER, &prog, sizeof(prog)) < 0)
+		log_warn("monitor: cannot filter fibd's own notifications off (%s); "
+			 "they are read and ignored", strerror(errno));
+}
+
+int
+mon_set_buffer(uint32_t bytes)
+{
+	int size = bytes ? (int)bytes : (int)MON_RCVBUF_DEFAULT;
+
+	if (!mon.open)
+		return 0;
+	/* FORCE goes past the system's maximum; it needs CAP_NET_ADMIN. */
+	if (setsockopt(mnl_socket_get_fd(mon.sock), SOL_SOCKET, SO_RCVBUFFORCE, &size, sizeof(size)) < 0 &&
+	    setsockopt(mnl_socket_get_fd(mon.sock), SOL_SOCKET, SO_RCVBUF, &size, sizeof(size)) < 0)
+		return -errno;
+	return 0;
+}
+
+int
+mon_init(uv_loop_t *loop, const struct mon_hooks *hooks, uint32_t rcvbuf, uint32_t ignore_port)
+{
+	unsigned groups = RTMGRP_LINK | RTMGRP_IPV4_IFADDR | RTMGRP_IPV6_IFADDR | RTMGRP_IPV4_ROUTE |
+	    RTMGRP_IPV6_ROUTE;
+
+	memset(&mon.st, 0, sizeof(mon.st));
+	mon.lost_reads = 0;
+	mon.hooks = *hooks;
+	mon.ignore_port = ignore_port;
+	if (!(mon.sock = mnl_socket_open2(NETLINK_ROUTE, SOCK_NONBLOCK | SOCK_CLOEXEC)))
+		return -errno;
+	if (mnl_socket_bind(mon.sock, groups, MNL_SOCKET_AUTOPID) < 0) {
+		int err = -errno;
+		mnl_socket_close(mon.sock);
+		return err;
+	}
+	mon.open = true;
+	mon_set_buffer(rcvbuf);
+	if (ignore_port)
+		filter_port(ignore_port);
+	uv_poll_init(loop, &mon.poll, mnl_socket_get_fd(mon.sock));
+	uv_poll_start(&mon.poll, UV_READABLE, mon_on_readable);
+	return 0;
+}
+
+void
+mon_close(void)
+{
+	if (!mon.open)
+		return;
+	mon.open = false;
+	uv_close((uv_handle_t *)&mon.poll, NULL);
+	mnl_socket_close(mon.sock);
+}
+
+void
+mon_get_stats(struct mon_stats *ret)
+{
+	*ret = mon.st;
+}

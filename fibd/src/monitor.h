@@ -1,0 +1,73 @@
+/*
+ * monitor: the kernel's route, link and address notifications (kernel I/O
+ * layer). One multicast netlink socket with a large receive buffer; at most
+ * MON_RECV_BUDGET datagrams per callback. It decides nothing: what it reads
+ * goes up through its hooks, which main.c wires to the writer and the sync
+ * engine. An overrun (ENOBUFS: notifications were lost) is counted and said.
+ *
+ * The notifications of fibd's own writes are filtered off the socket in the
+ * kernel (a socket filter on the writer's port): during a bulk load they would
+ * be nearly all of the traffic and say nothing the ACKs do not.
+ */
+#ifndef FIBD_MONITOR_H
+#define FIBD_MONITOR_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <uv.h>
+
+#include "kmsg.h"
+
+#define MON_RCVBUF_DEFAULT (32u << 20)
+#define MON_RECV_BUDGET 32    /* datagrams read per callback */
+#define MON_CATCH_UP 256      /* datagrams read when the sync engine asks, before using a dump */
+
+struct mon_hooks {
+	/* A route added, replaced or deleted by someone else (RTM_NEWROUTE/DELROUTE). */
+	void (*route)(const struct nlmsghdr *nlh, const struct kmsg_rt *kr);
+	/* A link went down or away (the kernel drops its nexthop objects, and routes, silently). */
+	void (*link_down)(int ifindex);
+	/*
+	 * After a read that saw link or address changes, or lost notifications
+	 * (lost): routes may have come or gone without a word.
+	 */
+	void (*changed)(bool lost);
+};
+
+/*
+ * mon_init - open the socket (route, link and address groups of both
+ * families). rcvbuf: its receive buffer in bytes (0: MON_RCVBUF_DEFAULT);
+ * ignore_port: the writer's netlink port, whose notifications are filtered off
+ * (0: none). The hooks are copied. Returns 0 or -errno.
+ */
+int mon_init(uv_loop_t *loop, const struct mon_hooks *hooks, uint32_t rcvbuf, uint32_t ignore_port);
+
+/* mon_set_buffer - a reload: the receive buffer (0: the default). Returns 0 or -errno. */
+int mon_set_buffer(uint32_t bytes);
+
+/*
+ * mon_catch_up - read what the socket holds now (at most MON_CATCH_UP
+ * datagrams), so that each table's change count covers every change the kernel
+ * made so far. Returns how many reads found notifications lost, ever.
+ */
+uint64_t mon_catch_up(void);
+
+void mon_close(void);
+
+struct mon_stats {
+	uint64_t events;
+	uint64_t overruns;
+};
+void mon_get_stats(struct mon_stats *ret);
+
+/*
+ * For tests: the socket's receive (NULL: the real one), returning like
+ * recv(2), and one run of the readable callback as the loop would make it.
+ */
+#include <sys/types.h>
+typedef ssize_t (*mon_recv_fn)(void *buf, size_t len);
+void mon_set_io(mon_recv_fn recv_fn);
+void mon_poll(void);
+
+#endif

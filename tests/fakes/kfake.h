@@ -1,0 +1,65 @@
+/*
+ * kfake: a fake kernel under fibd's kernel I/O layer, for unit tests of the
+ * real dump (dump.c) and writer (nl.c) code. It speaks netlink as the kernel
+ * does and knows nothing of fibd: a dump request is answered with the
+ * datagrams the test scripted, stamped with the request's sequence number and
+ * the socket's port id (unless the test asks for others); each message of a
+ * writer's batch waits for the test to ACK it, in order, with an errno of the
+ * test's choosing.
+ */
+#ifndef TEST_KFAKE_H
+#define TEST_KFAKE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "nlbuild.h"
+
+/* ---- the dump socket ---- */
+
+/* kf_dump_install - dump.c's send and receive go to the fake (and the fake is emptied). */
+void kf_dump_install(void);
+void kf_dump_uninstall(void);
+
+extern unsigned kf_dump_requests;     /* dump requests received */
+extern uint32_t kf_dump_last_table;   /* RTA_TABLE of the last one */
+extern uint8_t kf_dump_last_protocol; /* its rtm_protocol filter */
+extern int kf_dump_send_errno;        /* non-zero: the next request's send fails with it */
+
+/*
+ * kf_dump_reply - the next datagram to deliver, to be filled with nlbuild.
+ * Stamped, when read, with the sequence number of the latest request and
+ * dump_portid(); kf_dump_reply_as gives it these instead (a reply to another
+ * request, or to another socket).
+ */
+struct nlbuild *kf_dump_reply(void);
+struct nlbuild *kf_dump_reply_as(uint32_t seq_delta, uint32_t portid);
+/* kf_dump_fail - the next read fails with err (ENOBUFS: replies were lost). */
+void kf_dump_fail(int err);
+/* kf_dump_pending - scripted datagrams not read yet. */
+unsigned kf_dump_pending(void);
+
+/* ---- the writer socket ---- */
+
+void kf_nl_install(void);
+void kf_nl_uninstall(void);
+
+extern unsigned kf_nl_sends;     /* batches sent (and accepted) */
+extern int kf_nl_send_errno;     /* non-zero: the next send fails with it (once) */
+
+/* Messages sent and not yet answered, in order. */
+unsigned kf_nl_unanswered(void);
+/* The type (RTM_*) and sequence number of unanswered message i. */
+uint16_t kf_nl_type(unsigned i);
+uint32_t kf_nl_seq(unsigned i);
+
+/*
+ * kf_nl_ack - answer the first n unanswered messages, each with err (0: done),
+ * in one datagram each, as the kernel does. kf_nl_ack_seq answers one message
+ * by its sequence number out of order (a kernel would not; the writer must
+ * cope).
+ */
+void kf_nl_ack(unsigned n, int err);
+void kf_nl_ack_seq(uint32_t seq, int err);
+
+#endif

@@ -1,0 +1,147 @@
+/* kfake: the fake kernel, under the writer's socket (kfake.h). */
+#include <errno.h>
+#include <string.h>
+#include <sys/socket.h>
+
+#include <libmnl/libmnl.h>
+#include <linux/rtnetlink.h>
+
+#include "kfake.h"
+#include "nl.h"
+
+/* ---- writer ---- */
+
+#define KF_MSGS 16384
+
+unsigned kf_nl_sends;
+int kf_nl_send_errno;
+
+static struct {
+	uint16_t type;
+	uint32_t seq;
+	struct nlmsghdr hdr; /* echoed in the ACK, as with NETLINK_CAP_ACK */
+} msgs[KF_MSGS];
+static unsigned n_msgs;
+/* ACK datagrams waiting to be read */
+static struct {
+	_Alignas(8) char buf[64];
+	size_t len;
+} acks[KF_MSGS];
+static unsigned n_acks, at_acks;
+
+static ssize_t
+nl_send(const void *buf, size_t len)
+{
+	const struct nlmsghdr *nlh = buf;
+	int left = (int)len;
+
+	if (kf_nl_send_errno) {
+		errno = kf_nl_send_errno;
+		kf_nl_send_errno = 0;
+		return -1;
+	}
+	kf_nl_sends++;
+	for (; mnl_nlmsg_ok(nlh, left); nlh = mnl_nlmsg_next(nlh, &left)) {
+		if (n_msgs == KF_MSGS)
+			break;
+		msgs[n_msgs].type = nlh->nlmsg_type;
+		msgs[n_msgs].seq = nlh->nlmsg_seq;
+		msgs[n_msgs].hdr = *nlh;
+		n_msgs++;
+	}
+	return (ssize_t)len;
+}
+
+static int
+nl_recvmmsg(struct mmsghdr *mm, unsigned n)
+{
+	unsigned k = 0;
+
+	for (; k < n && at_acks < n_acks; k++, at_acks++) {
+		memcpy(mm[k].msg_hdr.msg_iov[0].iov_base, acks[at_acks].buf, acks[at_acks].len);
+		mm[k].msg_len = (unsigned)acks[at_acks].len;
+		mm[k].msg_hdr.msg_flags = 0;
+	}
+	if (at_acks == n_acks)
+		n_acks = at_acks = 0;
+	if (!k) {
+		errno = EAGAIN;
+		return -1;
+	}
+	return (int)k;
+}
+
+void
+kf_nl_install(void)
+{
+	n_msgs = n_acks = at_acks = 0;
+	kf_nl_sends = 0;
+	kf_nl_send_errno = 0;
+	nl_set_io(nl_send, nl_recvmmsg);
+}
+
+void
+kf_nl_uninstall(void)
+{
+	nl_set_io(NULL, NULL);
+}
+
+unsigned
+kf_nl_unanswered(void)
+{
+	return n_msgs;
+}
+
+uint16_t
+kf_nl_type(unsigned i)
+{
+	return msgs[i].type;
+}
+
+uint32_t
+kf_nl_seq(unsigned i)
+{
+	return msgs[i].seq;
+}
+
+static void
+ack_one(unsigned i, int err)
+{
+	struct nlmsghdr *nlh = mnl_nlmsg_put_header(acks[n_acks].buf);
+	struct nlmsgerr *e;
+
+	nlh->nlmsg_type = NLMSG_ERROR;
+	nlh->nlmsg_seq = msgs[i].seq;
+	nlh->nlmsg_flags = NLM_F_CAPPED;
+	e = mnl_nlmsg_put_extra_header(nlh, sizeof(*e));
+	e->error = -err;
+	e->msg = msgs[i].hdr;
+	acks[n_acks++].len = nlh->nlmsg_len;
+}
+
+static void
+drop(unsigned i)
+{
+	memmove(&msgs[i], &msgs[i + 1], (n_msgs - i - 1) * sizeof(msgs[0]));
+	n_msgs--;
+}
+
+void
+kf_nl_ack(unsigned n, int err)
+{
+	for (unsigned i = 0; i < n && n_msgs; i++) {
+		ack_one(0, err);
+		drop(0);
+	}
+}
+
+void
+kf_nl_ack_seq(uint32_t seq, int err)
+{
+	for (unsigned i = 0; i < n_msgs; i++)
+		if (msgs[i].seq == seq) {
+			ack_one(i, err);
+			drop(i);
+			return;
+		}
+}

@@ -1,0 +1,264 @@
+/*
+ * The writer (nl.c) over a fake kernel (tests/fakes/kfake_nl.c): routes go out
+ * in one batch and are installed by their ACKs; a batch the kernel refuses as
+ * a whole fails each of its routes with that error and frees the window (it
+ * wedged the writer before); a send that would block waits and goes out later;
+ * ACK errors land on the route (unreachable waits, EEXIST asks the exists hook,
+ * a delete of what is gone is done); an ACK out of order has the messages
+ * before it written again rather than stuck in flight.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <cmocka.h>
+#include <linux/rtnetlink.h>
+
+#include "kfake.h"
+#include "log.h"
+#include "nl.h"
+#include "table.h"
+
+static uv_loop_t loop;
+static unsigned n_done, n_exists;
+static int last_err;
+
+static void
+on_done(struct route *r, int err, const char *text)
+{
+	(void)r;
+	(void)text;
+	if (err < 0)
+		return; /* nothing written */
+	n_done++;
+	last_err = err;
+}
+
+static void
+on_exists(struct rtable *t)
+{
+	(void)t;
+	n_exists++;
+}
+
+static struct rtable *t;
+
+/* 192.0.2.<n>/32 via 198.51.100.1, wanted; on the write queue. */
+static struct route *
+want_route(unsigned n)
+{
+	static struct ps_route pr;
+	union ps_addr p = { .b = { 192, 0, 2, (uint8_t)n } };
+	struct route *r = table_insert(t, &p, 32, 0, 0);
+
+	assert_non_null(r);
+	memset(&pr, 0, sizeof(pr));
+	pr.key.family = PS_FAM_V4;
+	pr.type = PS_RT_UNICAST;
+	pr.n_nexthops = 1;
+	pr.nh[0].gw_family = PS_FAM_V4;
+	inet_pton(AF_INET, "198.51.100.1", pr.nh[0].gw.b);
+	pr.nh[0].weight = 1;
+	route_set_want(r, rattr_intern(&pr));
+	r->flags |= R_EXCL;
+	nl_enqueue(r);
+	return r;
+}
+
+static void
+run(void)
+{
+	for (int i = 0; i < 10; i++)
+		uv_run(&loop, UV_RUN_NOWAIT);
+}
+
+static uint32_t
+inflight(void)
+{
+	struct nl_stats st;
+	nl_get_stats(&st);
+	return st.inflight;
+}
+
+static int
+setup(void **state)
+{
+	(void)state;
+	log_init("test", true, LOG_LVL_WARN);
+	n_done = n_exists = 0;
+	last_err = -1;
+	uv_loop_init(&loop);
+	if (table_init() < 0 ||
+	    nl_init(&loop, 12, &(const struct nl_hooks){ .done = on_done, .exists = on_exists }) < 0)
+		return -1;
+	nl_use_nh_objects(0);
+	kf_nl_install();
+	t = table_get(100, PS_FAM_V4, true);
+	return t ? 0 : -1;
+}
+
+static int
+teardown(void **state)
+{
+	(void)state;
+	nl_close();
+	kf_nl_uninstall();
+	uv_run(&loop, UV_RUN_NOWAIT); /* the close callbacks */
+	assert_int_equal(uv_loop_close(&loop), 0);
+	table_shutdown();
+	return 0;
+}
+
+static void
+test_batch_acked(void **state)
+{
+	struct route *r[3];
+	(void)state;
+
+	for (unsigned i = 0; i < 3; i++)
+		r[i] = want_route(i + 1);
+	run();
+	assert_int_equal(kf_nl_sends, 1); /* one batch */
+	assert_int_equal(kf_nl_unanswered(), 3);
+	assert_int_equal(kf_nl_type(0), RTM_NEWROUTE);
+	assert_int_equal(inflight(), 3);
+	kf_nl_ack(3, 0);
+	nl_poll();
+	assert_int_equal(n_done, 3);
+	assert_int_equal(last_err, 0);
+	assert_int_equal(inflight(), 0);
+	for (unsigned i = 0; i < 3; i++)
+		assert_ptr_equal(r[i]->have, r[i]->want);
+	assert_int_equal(t->n_installed, 3);
+}
+
+/* The kernel refuses the whole batch: each route fails with that error; nothing stays in flight. */
+static void
+test_refused_batch_fails_each_route(void **state)
+{
+	struct nl_stats st;
+	struct route *r[3], *later;
+	(void)state;
+
+	kf_nl_send_errno = EINVAL;
+	for (unsigned i = 0; i < 3; i++)
+		r[i] = want_route(i + 1);
+	run();
+	assert_int_equal(kf_nl_sends, 0);
+	assert_int_equal(n_done, 3);
+	assert_int_equal(last_err, EINVAL);
+	assert_int_equal(inflight(), 0); /* the window is free again */
+	for (unsigned i = 0; i < 3; i++) {
+		assert_null(r[i]->have);
+		assert_true(r[i]->flags & R_FAILED);
+		assert_int_equal(r[i]->err, EINVAL);
+	}
+	nl_get_stats(&st);
+	assert_int_equal(st.batches_refused, 1);
+	/* The writer goes on: a later route is written and installed. */
+	later = want_route(9);
+	run();
+	assert_int_equal(kf_nl_unanswered(), 1);
+	kf_nl_ack(1, 0);
+	nl_poll();
+	assert_ptr_equal(later->have, later->want);
+	assert_int_equal(inflight(), 0);
+}
+
+/* A send that would block (the socket's buffer is full) waits, and goes out when it can. */
+static void
+test_send_waits(void **state)
+{
+	struct nl_stats st;
+	struct route *r;
+	(void)state;
+
+	kf_nl_send_errno = ENOBUFS;
+	r = want_route(1);
+	run(); /* the first try meets ENOBUFS; the socket then polls writable and sends */
+	nl_get_stats(&st);
+	assert_int_equal(st.eagain, 1);
+	assert_int_equal(kf_nl_sends, 1);
+	kf_nl_ack(1, 0);
+	nl_poll();
+	assert_ptr_equal(r->have, r->want);
+}
+
+static void
+test_ack_errors(void **state)
+{
+	struct route *a, *b;
+	(void)state;
+
+	a = want_route(1);
+	b = want_route(2);
+	run();
+	kf_nl_ack(1, ENETUNREACH);
+	kf_nl_ack(1, EEXIST);
+	nl_poll();
+	assert_true(a->flags & R_WAITING); /* retried on a link or address change */
+	assert_true(b->flags & R_FAILED);
+	assert_int_equal(n_exists, 1); /* an EXCL add met a route there */
+	assert_int_equal(inflight(), 0);
+
+	/* A delete of a route already gone is done. */
+	nl_links_changed(); /* a is tried again */
+	run();
+	kf_nl_ack(1, 0);
+	nl_poll();
+	assert_ptr_equal(a->have, a->want);
+	route_set_want(a, NULL);
+	nl_enqueue(a);
+	run();
+	assert_int_equal(kf_nl_type(0), RTM_DELROUTE);
+	kf_nl_ack(1, ESRCH);
+	nl_poll();
+	assert_null(a->have);
+	assert_int_equal(last_err, 0);
+}
+
+/* An ACK before those of earlier messages: they are written again, not left in flight for ever. */
+static void
+test_out_of_order_ack(void **state)
+{
+	struct route *r[3];
+	uint32_t third;
+	(void)state;
+
+	for (unsigned i = 0; i < 3; i++)
+		r[i] = want_route(i + 1);
+	run();
+	third = kf_nl_seq(2);
+	kf_nl_ack_seq(third, 0);
+	nl_poll();
+	assert_ptr_equal(r[2]->have, r[2]->want);
+	assert_int_equal(inflight(), 0);
+	assert_true(r[0]->flags & R_QUEUED);
+	assert_true(r[1]->flags & R_QUEUED);
+	kf_nl_ack(2, 0); /* the kernel's late ACKs for the first sends: ignored */
+	nl_poll();
+	run();
+	assert_int_equal(kf_nl_unanswered(), 2); /* written again */
+	kf_nl_ack(2, 0);
+	nl_poll();
+	for (unsigned i = 0; i < 3; i++)
+		assert_ptr_equal(r[i]->have, r[i]->want);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_batch_acked, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_refused_batch_fails_each_route, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_send_waits, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_ack_errors, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_out_of_order_ack, setup, teardown),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
