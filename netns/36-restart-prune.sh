@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # fibd killed while its clients' desired state changes, then started again: the
 # routes no client wants any more go as soon as every client that fed the table
-# before the restart has ended its feed again (DESIGN invariant 8), as BIRD's
+# before the restart has ended its feed again (docs/design.md, invariant 8), as BIRD's
 # kernel protocol prunes right after its first feed; the startup grace time
 # (120 s, the default, here) is only for clients that never come back.
 set -u

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Routes fed without a device, as most people write `ip route add PREFIX via GW`:
 # the kernel resolves the device itself and shows it in every dump. fibd must
-# compare what a route means, not how it was written (DESIGN invariant 10): a
+# compare what a route means, not how it was written (docs/design.md, invariant 10): a
 # table in sync diffs clean, rescans of it write nothing, and routes someone
 # deletes are put back within seconds, however large the table.
 set -u

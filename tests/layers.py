@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The layers of fibd's daemon (docs/layers.md), checked on its sources.
+"""The layers of fibd's daemon (docs/design.md), checked on its sources.
 
 Each module (a .c and its .h in fibd/src) has a layer. A module may include the
 headers of its own layer and of the layers below; never above. And no modules

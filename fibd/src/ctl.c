@@ -15,13 +15,14 @@
 
 #include "config.h"
 #include "ctl.h"
-#include "feed.h"
 #include "format.h"
 #include "health.h"
 #include "learn.h"
 #include "log.h"
 #include "monitor.h"
 #include "nl.h"
+#include "owner.h"
+#include "reply.h"
 #include "slab.h"
 #include "state.h"
 #include "sync.h"
@@ -30,6 +31,14 @@
 
 static uint64_t started_ns;
 static uint8_t protocol;
+
+static void (*get_sessions)(struct session_stats *ret);
+
+void
+ctl_set_sessions(void (*get)(struct session_stats *ret))
+{
+	get_sessions = get;
+}
 
 void
 ctl_set_info(uint64_t start_ns, uint8_t proto)
@@ -44,7 +53,8 @@ struct snap {
 	struct nl_stats ns;
 	struct mon_stats ms;
 	struct health_stats hs;
-	struct feed_stats fs;
+	struct session_stats fs;
+	struct owner_stats os;
 	struct slab_stats sl[3];
 	unsigned long long uptime_s;
 };
@@ -56,7 +66,10 @@ snap_take(struct snap *s)
 	mon_get_stats(&s->ms);
 	sync_get_stats(&s->ss);
 	health_get(&s->hs);
-	feed_get_stats(&s->fs);
+	memset(&s->fs, 0, sizeof(s->fs));
+	if (get_sessions)
+		get_sessions(&s->fs);
+	owner_get_stats(&s->os);
 	table_slab_stats(&s->sl[0], &s->sl[1], &s->sl[2]);
 	s->uptime_s = (uv_hrtime() - started_ns) / 1000000000u;
 }
@@ -79,14 +92,15 @@ status_text(struct text *t, const struct snap *sn)
 {
 	const struct nl_stats ns = sn->ns;
 	const struct health_stats hs = sn->hs;
-	const struct feed_stats fs = sn->fs;
+	const struct session_stats fs = sn->fs;
+	const struct owner_stats os = sn->os;
 	struct learn_stats ls;
 	const struct slab_stats *sl = sn->sl;
 	struct owner_info oi;
 
 	tprintf(t, "fibd %s, up %llu s, protocol %u\n", FIBD_VERSION, sn->uptime_s, protocol);
-	tprintf(t, "sessions %u, clients %u\n", feed_session_count(), feed_owner_count());
-	for (unsigned i = 0; feed_owner_at(i, &oi) == 0; i++) {
+	tprintf(t, "sessions %u, clients %u\n", sn->fs.open, owner_count());
+	for (unsigned i = 0; owner_info_at(i, &oi) == 0; i++) {
 		char state[48];
 		tprintf(t, "  client %-20s %-20s routes %llu pending %llu generation %llu\n", oi.name,
 		    client_state(&oi, state, sizeof(state)), (unsigned long long)oi.routes, (unsigned long long)oi.pending,
@@ -133,10 +147,10 @@ status_text(struct text *t, const struct snap *sn)
 	    (unsigned long long)ls.replayed, (unsigned long long)ls.overflows);
 	tprintf(t, "feed: messages %llu, routes %llu, withdraws %llu, conflicts %llu, "
 		   "results sent %llu, sessions failed %llu, refused %llu\n",
-	    (unsigned long long)fs.msgs_in, (unsigned long long)fs.routes_in,
-	    (unsigned long long)fs.withdraws_in, (unsigned long long)fs.conflicts,
-	    (unsigned long long)fs.status_sent, (unsigned long long)fs.sessions_failed,
-	    (unsigned long long)fs.sessions_refused);
+	    (unsigned long long)fs.msgs_in, (unsigned long long)os.routes_in,
+	    (unsigned long long)os.withdraws_in, (unsigned long long)os.conflicts,
+	    (unsigned long long)fs.status_sent, (unsigned long long)fs.failed,
+	    (unsigned long long)fs.refused);
 	tprintf(t, "loop: lag p99 %.2f ms, max %.2f ms, longest iteration %.2f ms, longest callback "
 		   "%.2f ms (%s) in the last minute;\n      all time: lag max %.2f ms, iteration %.2f ms, "
 		   "callback %.2f ms (%s)\n",
@@ -199,7 +213,8 @@ metrics_text(struct text *t, const struct snap *sn)
 {
 	const struct nl_stats *ns = &sn->ns;
 	const struct sync_stats *ss = &sn->ss;
-	const struct feed_stats *fs = &sn->fs;
+	const struct session_stats *fs = &sn->fs;
+	const struct owner_stats *os = &sn->os;
 	const struct health_stats *hs = &sn->hs;
 	struct learn_stats ls;
 	struct owner_info oi;
@@ -228,18 +243,18 @@ metrics_text(struct text *t, const struct snap *sn)
 		}
 	}
 	metric_head(t, "fibd_client_routes", "gauge", "Routes a client name holds");
-	for (unsigned i = 0; feed_owner_at(i, &oi) == 0; i++) {
+	for (unsigned i = 0; owner_info_at(i, &oi) == 0; i++) {
 		tprintf(t, "fibd_client_routes{client=");
 		json_str(t, oi.name);
 		tprintf(t, "} %llu\n", (unsigned long long)oi.routes);
 	}
 	metric_head(t, "fibd_client_connected", "gauge", "1 if the client is connected");
-	for (unsigned i = 0; feed_owner_at(i, &oi) == 0; i++) {
+	for (unsigned i = 0; owner_info_at(i, &oi) == 0; i++) {
 		tprintf(t, "fibd_client_connected{client=");
 		json_str(t, oi.name);
 		tprintf(t, "} %d\n", oi.connected ? 1 : 0);
 	}
-	metric1(t, "fibd_sessions", "gauge", "Open sessions on the socket", feed_session_count());
+	metric1(t, "fibd_sessions", "gauge", "Open sessions on the socket", sn->fs.open);
 
 	metric_head(t, "fibd_route_programming_seconds", "histogram",
 	    "From a route change's arrival to the kernel's acknowledgement");
@@ -293,14 +308,14 @@ metrics_text(struct text *t, const struct snap *sn)
 	learn_get_stats(&ls);
 	metric1(t, "fibd_learn_messages_total", "counter", "LEARN messages sent", (double)ls.sent);
 	metric1(t, "fibd_feed_messages_total", "counter", "Messages read from clients", (double)fs->msgs_in);
-	metric1(t, "fibd_feed_routes_total", "counter", "ROUTE messages read", (double)fs->routes_in);
-	metric1(t, "fibd_feed_withdraws_total", "counter", "WITHDRAW messages read", (double)fs->withdraws_in);
+	metric1(t, "fibd_feed_routes_total", "counter", "ROUTE messages read", (double)os->routes_in);
+	metric1(t, "fibd_feed_withdraws_total", "counter", "WITHDRAW messages read", (double)os->withdraws_in);
 	metric1(t, "fibd_feed_conflicts_total", "counter", "Routes refused: key owned by another client",
-	    (double)fs->conflicts);
+	    (double)os->conflicts);
 	metric1(t, "fibd_sessions_failed_total", "counter", "Sessions closed after a protocol error",
-	    (double)fs->sessions_failed);
+	    (double)fs->failed);
 	metric1(t, "fibd_sessions_refused_total", "counter", "Connections closed at once: no memory for them",
-	    (double)fs->sessions_refused);
+	    (double)fs->refused);
 	metric1(t, "fibd_loop_lag_p99_seconds", "gauge", "Loop lag p99 over the last minute", hs->lag_p99_ms / 1000);
 	metric1(t, "fibd_loop_lag_max_seconds", "gauge", "Loop lag max over the last minute", hs->lag_max_ms / 1000);
 	metric1(t, "fibd_loop_callback_max_seconds", "gauge", "Longest callback over the last minute",
@@ -320,15 +335,16 @@ status_json(struct text *t, const struct snap *sn)
 {
 	const struct nl_stats ns = sn->ns;
 	const struct health_stats hs = sn->hs;
-	const struct feed_stats fs = sn->fs;
+	const struct session_stats fs = sn->fs;
+	const struct owner_stats os = sn->os;
 	struct learn_stats ls;
 	const struct slab_stats *sl = sn->sl;
 	struct owner_info oi;
 
 	tprintf(t, "{\"version\":\"%s\",\"uptime_s\":%llu,\"protocol\":%u,\"sessions\":%u,",
-	    FIBD_VERSION, sn->uptime_s, protocol, feed_session_count());
+	    FIBD_VERSION, sn->uptime_s, protocol, sn->fs.open);
 	tprintf(t, "\"clients\":[");
-	for (unsigned i = 0; feed_owner_at(i, &oi) == 0; i++) {
+	for (unsigned i = 0; owner_info_at(i, &oi) == 0; i++) {
 		tprintf(t, "%s{\"name\":", i ? "," : "");
 		json_str(t, oi.name);
 		tprintf(t, ",\"connected\":%s,\"routes\":%llu,\"pending\":%llu,\"generation\":%llu,"
@@ -382,10 +398,10 @@ status_json(struct text *t, const struct snap *sn)
 	tprintf(t,
 	    "\"feed\":{\"messages\":%llu,\"routes\":%llu,\"withdraws\":%llu,\"conflicts\":%llu,"
 	    "\"results_sent\":%llu,\"sessions_failed\":%llu,\"sessions_refused\":%llu},",
-	    (unsigned long long)fs.msgs_in, (unsigned long long)fs.routes_in,
-	    (unsigned long long)fs.withdraws_in, (unsigned long long)fs.conflicts,
-	    (unsigned long long)fs.status_sent, (unsigned long long)fs.sessions_failed,
-	    (unsigned long long)fs.sessions_refused);
+	    (unsigned long long)fs.msgs_in, (unsigned long long)os.routes_in,
+	    (unsigned long long)os.withdraws_in, (unsigned long long)os.conflicts,
+	    (unsigned long long)fs.status_sent, (unsigned long long)fs.failed,
+	    (unsigned long long)fs.refused);
 	tprintf(t,
 	    "\"loop\":{\"lag_p99_ms\":%.3f,\"lag_max_ms\":%.3f,\"iteration_max_ms\":%.3f,"
 	    "\"callback_max_ms\":%.3f,\"callback_max\":\"%s\",\"lag_max_all_ms\":%.3f,"
@@ -402,33 +418,6 @@ status_json(struct text *t, const struct snap *sn)
 	    (unsigned long long)rattr_count(), (unsigned long long)rattr_bytes());
 }
 
-void
-ctl_send_end(struct ps_buf *out, uint32_t req, int code, const char *text)
-{
-	struct ps_msg m;
-
-	memset(&m, 0, sizeof(m));
-	m.type = PS_CTL_END;
-	m.u.ctl_end.req = req;
-	m.u.ctl_end.code = (uint16_t)code;
-	m.u.ctl_end.text = ps_str_from(text);
-	ps_enc_msg(out, &m, NULL);
-}
-
-void
-ctl_send_chunk(struct ps_buf *out, uint32_t req, const void *data, size_t len)
-{
-	struct ps_msg m;
-
-	memset(&m, 0, sizeof(m));
-	m.type = PS_CTL_CHUNK;
-	m.u.ctl_chunk.req = req;
-	for (size_t off = 0; off < len; off += PS_CHUNK_MAX) {
-		m.u.ctl_chunk.data.ptr = (const char *)data + off;
-		m.u.ctl_chunk.data.len = (uint32_t)(len - off < PS_CHUNK_MAX ? len - off : PS_CHUNK_MAX);
-		ps_enc_msg(out, &m, NULL);
-	}
-}
 
 
 /* ---- arguments ---- */
@@ -504,7 +493,7 @@ show_one(struct route *r, void *ctx)
 	struct show *sh = ctx;
 	struct text *t = sh->t;
 	const struct rtable *rt = table_at(r->rt);
-	const char *owner = r->owner == OWNER_NONE ? NULL : feed_owner_name(r->owner);
+	const char *owner = r->owner == OWNER_NONE ? NULL : owner_name(r->owner);
 	const char *state = route_state(r), *ktext = r->errtext ? nl_text(r->errtext) : NULL;
 	union ps_addr p;
 
@@ -835,18 +824,18 @@ dump_more(struct ctl_stream *st, struct ps_buf *out)
 	}
 	if (t.failed) {
 		free(t.p);
-		ctl_send_end(out, st->req, PS_E_INTERNAL, "out of memory");
+		reply_end(out, st->req, PS_E_INTERNAL, "out of memory");
 		return true;
 	}
 	if (st->tidx == table_count() && st->fmt == FMT_JSON)
 		tprintf(&t, "]\n");
 	if (t.len)
-		ctl_send_chunk(out, st->req, t.p, t.len);
+		reply_chunk(out, st->req, t.p, t.len);
 	free(t.p);
 	if (st->tidx < table_count())
 		return false;
 	/* No closing text: the output is data (feed takes it back), nothing else. */
-	ctl_send_end(out, st->req, PS_E_OK, NULL);
+	reply_end(out, st->req, PS_E_OK, NULL);
 	return true;
 }
 
@@ -892,13 +881,13 @@ dump_start(struct ps_buf *out, const struct ps_ctl_request *req)
 	char key[16], val[32], err[96];
 
 	if (!st) {
-		ctl_send_end(out, req->req, PS_E_INTERNAL, "out of memory");
+		reply_end(out, req->req, PS_E_INTERNAL, "out of memory");
 		return NULL;
 	}
 	st->req = req->req;
 	st->fmt = (req->flags & PS_CTL_JSON) ? FMT_JSON : FMT_TEXT;
 	if (req->n_args % 2) {
-		ctl_send_end(out, req->req, PS_E_ARGS,
+		reply_end(out, req->req, PS_E_ARGS,
 		    "dump takes pairs: table N, family 4|6, format text|json|binary");
 		return ctl_stream_free(st);
 	}
@@ -906,7 +895,7 @@ dump_start(struct ps_buf *out, const struct ps_ctl_request *req)
 		arg_pair(req, i, key, sizeof(key), val, sizeof(val));
 		if (!strcmp(key, "table")) {
 			if (!parse_table(val, &st->table, err, sizeof(err))) {
-				ctl_send_end(out, req->req, PS_E_ARGS, err);
+				reply_end(out, req->req, PS_E_ARGS, err);
 				return ctl_stream_free(st);
 			}
 			st->have_table = true;
@@ -916,7 +905,7 @@ dump_start(struct ps_buf *out, const struct ps_ctl_request *req)
 		    (!strcmp(val, "text") || !strcmp(val, "json") || !strcmp(val, "binary"))) {
 			st->fmt = val[0] == 't' ? FMT_TEXT : val[0] == 'j' ? FMT_JSON : FMT_BINARY;
 		} else {
-			ctl_send_end(out, req->req, PS_E_ARGS,
+			reply_end(out, req->req, PS_E_ARGS,
 			    "dump takes table N, family 4|6, format text|json|binary");
 			return ctl_stream_free(st);
 		}
@@ -937,12 +926,12 @@ table_arg(struct ps_buf *out, const struct ps_ctl_request *req, const char *cmd)
 		return 0;
 	if (req->n_args != 2 || req->args[0].len != 5 || memcmp(req->args[0].ptr, "table", 5)) {
 		snprintf(text, sizeof(text), "usage: %s [table N]", cmd);
-		ctl_send_end(out, req->req, PS_E_ARGS, text);
+		reply_end(out, req->req, PS_E_ARGS, text);
 		return -1;
 	}
 	arg_pair(req, 0, key, sizeof(key), val, sizeof(val));
 	if (!parse_table(val, &id, text, sizeof(text))) {
-		ctl_send_end(out, req->req, PS_E_ARGS, text);
+		reply_end(out, req->req, PS_E_ARGS, text);
 		return -1;
 	}
 	return id;
@@ -960,14 +949,14 @@ watch_start(struct ps_buf *out, const struct ps_ctl_request *req, void *session,
 	if (table < 0)
 		return NULL;
 	if (!(st = calloc(1, sizeof(*st)))) {
-		ctl_send_end(out, req->req, PS_E_INTERNAL, "out of memory");
+		reply_end(out, req->req, PS_E_INTERNAL, "out of memory");
 		return NULL;
 	}
 	st->req = req->req;
 	st->w = diff ? diff_open(session, req->req, json, (uint32_t)table, err, sizeof(err))
 		     : watch_open(session, req->req, json, (uint32_t)table);
 	if (!st->w) {
-		ctl_send_end(out, req->req, diff ? PS_E_ARGS : PS_E_INTERNAL, diff ? err : "out of memory");
+		reply_end(out, req->req, diff ? PS_E_ARGS : PS_E_INTERNAL, diff ? err : "out of memory");
 		return ctl_stream_free(st);
 	}
 	if (!diff) {
@@ -977,7 +966,7 @@ watch_start(struct ps_buf *out, const struct ps_ctl_request *req, void *session,
 		else
 			snprintf(text, sizeof(text), "# watching every table of fibd's; interrupt to stop\n");
 		if (!json)
-			ctl_send_chunk(out, req->req, text, strlen(text));
+			reply_chunk(out, req->req, text, strlen(text));
 	}
 	return st;
 }
@@ -997,7 +986,7 @@ resync(struct ps_buf *out, const struct ps_ctl_request *req)
 		return;
 	if (!id) {
 		sync_rescan_all();
-		ctl_send_end(out, req->req, PS_E_OK, "a rescan of every table is under way");
+		reply_end(out, req->req, PS_E_OK, "a rescan of every table is under way");
 		return;
 	}
 	for (int i = 0; i < 2; i++) {
@@ -1010,7 +999,7 @@ resync(struct ps_buf *out, const struct ps_ctl_request *req)
 	else
 		snprintf(text, sizeof(text), "fibd has not scanned table %u yet: nothing to rescan",
 		    (unsigned)id);
-	ctl_send_end(out, req->req, n ? PS_E_OK : PS_E_ARGS, text);
+	reply_end(out, req->req, n ? PS_E_OK : PS_E_ARGS, text);
 }
 
 /* Couple or decouple one (table, family). */
@@ -1075,7 +1064,7 @@ couple(struct ps_buf *out, const struct ps_ctl_request *req, bool coupled)
 		snprintf(text + len, sizeof(text) - len, "; the state file could not be written (%s), "
 		    "so a restart now would not keep this; fibd retries", strerror(-saved));
 	}
-	ctl_send_end(out, req->req, id && !n ? PS_E_ARGS : PS_E_OK, text);
+	reply_end(out, req->req, id && !n ? PS_E_ARGS : PS_E_OK, text);
 }
 
 /* ---- clients, tables ---- */
@@ -1090,7 +1079,7 @@ clients_text(struct text *t, bool json)
 	else
 		tprintf(t, "%-24s %-22s %10s %10s %20s %s\n", "client", "state", "routes", "pending",
 		    "generation", "peer");
-	for (unsigned i = 0; feed_owner_at(i, &oi) == 0; i++) {
+	for (unsigned i = 0; owner_info_at(i, &oi) == 0; i++) {
 		char state[48], peer[48] = "-";
 		client_state(&oi, state, sizeof(state));
 		if (oi.connected)
@@ -1216,7 +1205,7 @@ ctl_handle(struct ps_buf *out, const struct ps_ctl_request *req, void *session)
 			snprintf(err + strlen(err), sizeof(err) - strlen(err), "%s %s", k ? "," : "",
 			    commands[k].name);
 		snprintf(err + strlen(err), sizeof(err) - strlen(err), ")");
-		ctl_send_end(out, req->req, PS_E_UNKNOWN_CMD, err);
+		reply_end(out, req->req, PS_E_UNKNOWN_CMD, err);
 		return NULL;
 	}
 	switch (commands[i].cmd) {
@@ -1235,7 +1224,7 @@ ctl_handle(struct ps_buf *out, const struct ps_ctl_request *req, void *session)
 	case C_SHOW_ROUTE:
 		if (show_route(&t, req, json, err, sizeof(err)) < 0) {
 			free(t.p);
-			ctl_send_end(out, req->req, PS_E_ARGS, err);
+			reply_end(out, req->req, PS_E_ARGS, err);
 			return NULL;
 		}
 		break;
@@ -1245,7 +1234,7 @@ ctl_handle(struct ps_buf *out, const struct ps_ctl_request *req, void *session)
 	case C_METRICS:
 		if (req->n_args) {
 			snprintf(err, sizeof(err), "%s takes no arguments", req->cmd);
-			ctl_send_end(out, req->req, PS_E_ARGS, err);
+			reply_end(out, req->req, PS_E_ARGS, err);
 			return NULL;
 		}
 		if (commands[i].cmd == C_CLIENTS) {
@@ -1265,11 +1254,11 @@ ctl_handle(struct ps_buf *out, const struct ps_ctl_request *req, void *session)
 	}
 	if (t.failed) {
 		free(t.p);
-		ctl_send_end(out, req->req, PS_E_INTERNAL, "out of memory");
+		reply_end(out, req->req, PS_E_INTERNAL, "out of memory");
 		return NULL;
 	}
-	ctl_send_chunk(out, req->req, t.p, t.len);
+	reply_chunk(out, req->req, t.p, t.len);
 	free(t.p);
-	ctl_send_end(out, req->req, PS_E_OK, NULL);
+	reply_end(out, req->req, PS_E_OK, NULL);
 	return NULL;
 }

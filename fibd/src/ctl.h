@@ -14,6 +14,20 @@
 /* ctl_set_info - what status reports about the daemon: its start (monotonic ns), protocol. */
 void ctl_set_info(uint64_t start_ns, uint8_t protocol);
 
+/* What status reports of the sessions on the socket; feed.c keeps it. */
+struct session_stats {
+	unsigned open;
+	uint64_t accepted;
+	uint64_t failed;   /* closed after a protocol error */
+	uint64_t refused;  /* closed at once: no memory for them */
+	uint64_t stalled;  /* control sessions closed: their reader stalled */
+	uint64_t msgs_in;
+	uint64_t status_sent;
+};
+
+/* ctl_set_sessions - where ctl reads them (main.c wires feed_get_stats: ctl does not call feed). */
+void ctl_set_sessions(void (*get)(struct session_stats *ret));
+
 struct ctl_stream;
 
 /*
@@ -26,10 +40,6 @@ struct ctl_stream *ctl_handle(struct ps_buf *out, const struct ps_ctl_request *r
 
 /* ctl_changes_state - whether a command changes fibd's state (resync, couple, decouple). */
 bool ctl_changes_state(const char *cmd);
-
-/* A CTL_CHUNK and a CTL_END of request req into out. */
-void ctl_send_chunk(struct ps_buf *out, uint32_t req, const void *data, size_t len);
-void ctl_send_end(struct ps_buf *out, uint32_t req, int code, const char *text);
 
 /* ctl_stream_more - the next part into out; true when the answer ended (st is freed). */
 bool ctl_stream_more(struct ctl_stream *st, struct ps_buf *out);

@@ -1,23 +1,18 @@
 /*
- * feed: sessions on the Unix socket, and the owners of desired routes.
+ * feed: sessions on the Unix socket (front layer; docs/design.md).
  *
  * Session states: OPENING (until a valid HELLO), then FEED or CONTROL; CLOSING
  * once an ERROR is queued or the peer went away (nothing more is read; the handle
  * closes when the output is written). A session reads only while its output
- * backlog is under FEED_OUT_HIGH (backpressure), and decodes everything it read
- * in the read callback: each message is O(prefix length) work.
+ * backlog is under FEED_OUT_HIGH (backpressure), and decodes at most
+ * FEED_DECODE_NS of input per callback: each message is O(prefix length) work.
  *
- * Owners. Routes belong to an owner: a client name. A feed session binds to the
- * owner of its HELLO name (one connected session per name). The owner keeps its
- * routes in a list, a status queue of routes whose outcome the client has not
- * been told, the count of its routes awaiting the kernel (for the PING barrier),
- * and its feed mark: ROUTE stamps the route with the mark of the open feed, and
- * FEED_END sweeps (in bounded steps) every route of the owner with an older
- * mark. An owner with no routes and no session is forgotten.
- *
- * Two owners, one key: the first owner keeps it; the other's ROUTE is answered
- * with a REJECTED result (EEXIST) naming the owner. A key whose owner withdrew it
- * (removal pending) can be taken over.
+ * A feed session binds to the owner of its HELLO name (owner.c; one connected
+ * session per name) and states routes for it; the owner tells the session
+ * through its ready hook when results wait, and the session sends them once per
+ * loop iteration, then the PONG of a PING once every result before it is out.
+ * A control session's requests go to ctl.c; a streamed answer (dump, diff,
+ * watch) is pulled from it as the socket drains.
  */
 #include <errno.h>
 #include <grp.h>
@@ -33,48 +28,14 @@
 #include <proto-shim/dec.h>
 
 #include "ctl.h"
-#include "event.h"
 #include "feed.h"
 #include "health.h"
 #include "learn.h"
 #include "log.h"
 #include "nl.h"
-#include "state.h"
+#include "owner.h"
+#include "reply.h"
 #include "sync.h"
-
-#define OWNERS_MAX 1024
-
-struct owner {
-	uint16_t slot;
-	char name[PS_NAME_MAX + 1];
-	struct session *session;
-	struct route *routes; /* through onext/oprev */
-	uint64_t n_routes;
-	struct route *sq_head, *sq_tail; /* status queue, through snext */
-	uint64_t pending;
-	uint16_t mark; /* routes sent in the open feed carry it; compared for equality */
-	uint64_t generation;
-	bool in_feed;
-	struct route *sweep; /* next route to look at in a sweep, or NULL */
-	bool sweeping;
-	struct owner *sweep_next;
-	/* From the last HELLO: what happens to the routes when the session goes. */
-	uint32_t stale_time;
-	bool persist;
-	uint64_t stale_until; /* uv_now() ms when its routes go, 0 if not stale */
-	uint8_t fed[TABLE_MAX / 8]; /* the tables (by index) it fed: the state file keeps them */
-};
-
-/*
- * A client that fed tables before fibd started (the state file says which) and
- * has not ended a feed since. A table none of them still owes a feed has every
- * route it will claim: sync prunes the rest at once, not after the grace time.
- */
-struct awaited {
-	char name[PS_NAME_MAX + 1];
-	uint8_t fed[TABLE_MAX / 8];
-	struct awaited *next;
-};
 
 enum sstate { S_OPENING, S_FEED, S_CONTROL, S_CLOSING };
 
@@ -119,21 +80,14 @@ static struct {
 	const struct feed_config *cfg;
 	struct session *sessions;
 	unsigned n_sessions;
-	struct owner *owners[OWNERS_MAX];
-	unsigned n_owners;
-	struct owner *sweeps;
-	uv_idle_t sweeper;
 	struct session *busy; /* sessions with input to decode */
 	uv_idle_t decoder;
 	struct session *flushq; /* sessions with results to send */
 	uv_check_t flusher;
-	uv_timer_t stale_tick;  /* runs while some owner is stale */
-	unsigned n_stale;
 	bool closing;           /* fibd stops: sessions go, every route stays */
-	struct feed_stats st;
+	struct session_stats st;
 	struct feed_access access;
 	uv_timer_t stall_tick;  /* closes control sessions whose reader stalled */
-	struct awaited *awaited;
 	uv_pipe_t spare;  /* takes a connection fibd has no memory for, to close it */
 	bool spare_busy;  /* its close has not completed */
 	bool accept_owed; /* a connection waits for the spare */
@@ -142,97 +96,6 @@ static struct {
 static void session_flush(struct session *s);
 static void session_fail(struct session *s, int code, const char *field, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
-static void owner_maybe_forget(struct owner *o);
-
-/* ---- owners ---- */
-
-static struct owner *
-owner_find(const char *name)
-{
-	for (unsigned i = 0; i < OWNERS_MAX; i++)
-		if (fd.owners[i] && !strcmp(fd.owners[i]->name, name))
-			return fd.owners[i];
-	return NULL;
-}
-
-static struct owner *
-owner_get(const char *name)
-{
-	struct owner *o = owner_find(name);
-
-	if (o)
-		return o;
-	for (unsigned i = 0; i < OWNERS_MAX; i++) {
-		if (fd.owners[i])
-			continue;
-		o = calloc(1, sizeof(*o));
-		if (!o)
-			return NULL;
-		o->slot = (uint16_t)i;
-		snprintf(o->name, sizeof(o->name), "%s", name);
-		fd.owners[i] = o;
-		fd.n_owners++;
-		return o;
-	}
-	return NULL;
-}
-
-static bool
-bit_get(const uint8_t *set, unsigned i)
-{
-	return set[i / 8] & (1u << (i % 8));
-}
-
-static void
-owner_attach(struct owner *o, struct route *r)
-{
-	if (!bit_get(o->fed, r->rt)) {
-		o->fed[r->rt / 8] |= (uint8_t)(1u << (r->rt % 8));
-		state_save(); /* a client's first route in a table: the next fibd waits for it */
-	}
-	r->owner = o->slot;
-	r->oprev = NULL;
-	r->onext = o->routes;
-	if (o->routes)
-		o->routes->oprev = r;
-	o->routes = r;
-	o->n_routes++;
-}
-
-static void
-owner_detach(struct owner *o, struct route *r)
-{
-	if (o->sweep == r)
-		o->sweep = r->onext;
-	if (r->oprev)
-		r->oprev->onext = r->onext;
-	else
-		o->routes = r->onext;
-	if (r->onext)
-		r->onext->oprev = r->oprev;
-	r->onext = r->oprev = NULL;
-	r->owner = OWNER_NONE;
-	o->n_routes--;
-	if (r->flags & R_PENDING) {
-		r->flags &= (uint8_t)~R_PENDING;
-		o->pending--;
-	}
-}
-
-/* A route the owner no longer wants and the kernel no longer has: forget it. */
-static void
-route_settle(struct route *r)
-{
-	struct owner *o = r->owner != OWNER_NONE ? fd.owners[r->owner] : NULL;
-
-	if (r->want || r->have || (r->flags & (R_QUEUED | R_INFLIGHT | R_STATUSQ | R_PARKED)))
-		return;
-	if (o)
-		owner_detach(o, r);
-	table_release(r);
-	if (o)
-		owner_maybe_forget(o);
-}
 
 static void
 pong_if_done(struct owner *o)
@@ -282,274 +145,6 @@ feed_on_flush(uv_check_t *h)
 	health_cb_end(t0, "feed flush");
 }
 
-/* The route awaits the kernel on behalf of its owner (the PING barrier counts it). */
-static void
-route_write(struct owner *o, struct route *r)
-{
-	if (event_wanted())
-		event_emit(&(struct event){ .kind = r->want ? EV_DESIRED : EV_WITHDRAWN, .t = table_at(r->rt),
-		    .r = r, .client = o->name });
-	nl_enqueue(r);
-	if (!(r->flags & R_PENDING) && (r->flags & (R_QUEUED | R_INFLIGHT))) {
-		r->flags |= R_PENDING;
-		o->pending++;
-	}
-}
-
-static void
-status_push(struct owner *o, struct route *r)
-{
-	if (!o->session || o->session->state != S_FEED || (r->flags & R_STATUSQ))
-		return;
-	r->flags |= R_STATUSQ;
-	r->snext = NULL;
-	if (o->sq_tail)
-		o->sq_tail->snext = r;
-	else
-		o->sq_head = r;
-	o->sq_tail = r;
-}
-
-void
-feed_route_done(struct route *r, int err, const char *text)
-{
-	struct owner *o = r->owner != OWNER_NONE ? fd.owners[r->owner] : NULL;
-	struct session *s = o ? o->session : NULL;
-
-	if (event_wanted() && err >= 0)
-		event_emit(&(struct event){ .kind = err ? EV_FAILED : r->want ? EV_INSTALLED : EV_REMOVED,
-		    .t = table_at(r->rt), .r = r, .client = o ? o->name : NULL, .err = err, .text = text });
-
-	if (o && (r->flags & R_PENDING) && !(r->flags & (R_QUEUED | R_INFLIGHT))) {
-		r->flags &= (uint8_t)~R_PENDING;
-		o->pending--;
-	}
-	if (o && err >= 0)
-		status_push(o, r);
-	/*
-	 * Settle first: it may free the route (when nobody is told about it) and an
-	 * owner without a session; encoding the status queue may free it too.
-	 */
-	route_settle(r);
-	if (s)
-		session_want_flush(s);
-}
-
-/* ---- sweeping after FEED_END ---- */
-
-static void
-feed_on_sweep(uv_idle_t *h)
-{
-	unsigned budget = FEED_SWEEP_BUDGET;
-	uint64_t t0 = health_cb_begin();
-	(void)h;
-
-	while (fd.sweeps && budget) {
-		struct owner *o = fd.sweeps;
-		/* (budget-- in the condition would wrap to UINT_MAX when it runs out) */
-		for (; o->sweep && budget; budget--) {
-			struct route *r = o->sweep;
-			o->sweep = r->onext;
-			if (r->want && r->gen != o->mark) {
-				route_set_want(r, NULL);
-				route_write(o, r);
-			}
-		}
-		if (!o->sweep) {
-			o->sweeping = false;
-			fd.sweeps = o->sweep_next;
-			log_info("feed %s: generation %llu complete, %llu routes", o->name,
-			    (unsigned long long)o->generation, (unsigned long long)o->n_routes);
-			if (o->session)
-				session_want_flush(o->session);
-			owner_maybe_forget(o);
-		}
-	}
-	if (!fd.sweeps)
-		uv_idle_stop(&fd.sweeper);
-	health_cb_end(t0, "feed sweep");
-}
-
-static void
-sweep_start(struct owner *o)
-{
-	o->sweep = o->routes;
-	if (o->sweeping)
-		return;
-	o->sweeping = true;
-	o->sweep_next = fd.sweeps;
-	fd.sweeps = o;
-	uv_idle_start(&fd.sweeper, feed_on_sweep);
-}
-
-/* Withdraw every route of the owner, in bounded steps: a new mark none of them has. */
-static void
-owner_withdraw_all(struct owner *o)
-{
-	o->in_feed = false;
-	o->mark++;
-	sweep_start(o);
-}
-
-static void
-owner_unstale(struct owner *o)
-{
-	if (!o->stale_until)
-		return;
-	o->stale_until = 0;
-	if (--fd.n_stale == 0)
-		uv_timer_stop(&fd.stale_tick);
-}
-
-static void
-feed_on_stale_tick(uv_timer_t *t)
-{
-	uint64_t now = uv_now(fd.loop);
-	(void)t;
-
-	for (unsigned i = 0; i < OWNERS_MAX; i++) {
-		struct owner *o = fd.owners[i];
-		if (!o || !o->stale_until || o->stale_until > now)
-			continue;
-		owner_unstale(o);
-		log_info("feed %s: stale time of %u s over: withdrawing its %llu routes", o->name,
-		    o->stale_time, (unsigned long long)o->n_routes);
-		owner_withdraw_all(o);
-	}
-}
-
-/*
- * The owner's session went away (closed, failed or BYE without FLUSH). Its routes
- * stay in place if it asked to persist; for its stale time if it gave one (a
- * client that returns under the same name in time takes them over); otherwise
- * they are withdrawn now.
- */
-static void
-owner_session_gone(struct owner *o)
-{
-	if (fd.closing)
-		return;
-	if (o->persist) {
-		log_info("feed %s: disconnected; its %llu routes persist", o->name,
-		    (unsigned long long)o->n_routes);
-		return;
-	}
-	if (!o->stale_time || !o->n_routes) {
-		if (o->n_routes)
-			log_info("feed %s: disconnected; withdrawing its %llu routes", o->name,
-			    (unsigned long long)o->n_routes);
-		owner_withdraw_all(o);
-		return;
-	}
-	log_info("feed %s: disconnected; its %llu routes stay for %u s", o->name,
-	    (unsigned long long)o->n_routes, o->stale_time);
-	o->stale_until = uv_now(fd.loop) + (uint64_t)o->stale_time * 1000;
-	if (fd.n_stale++ == 0)
-		uv_timer_start(&fd.stale_tick, feed_on_stale_tick, 1000, 1000);
-}
-
-static void
-owner_maybe_forget(struct owner *o)
-{
-	bool fed = false;
-
-	if (o->session || o->routes || o->sweeping)
-		return;
-	owner_unstale(o);
-	fd.owners[o->slot] = NULL;
-	fd.n_owners--;
-	for (unsigned i = 0; i < sizeof(o->fed); i++)
-		fed |= o->fed[i] != 0;
-	free(o);
-	if (fed && !fd.closing)
-		state_save(); /* a restarted fibd need not wait for it */
-}
-
-/* ---- clients fibd waits for after a restart ---- */
-
-static struct awaited *
-awaited_find(const char *name)
-{
-	for (struct awaited *w = fd.awaited; w; w = w->next)
-		if (!strcmp(w->name, name))
-			return w;
-	return NULL;
-}
-
-void
-feed_await(uint32_t table, uint8_t family, const char *name)
-{
-	struct rtable *t = table_get(table, family, false); /* its table line came first */
-	struct awaited *w = awaited_find(name);
-
-	if (!t)
-		return;
-	if (!w) {
-		if (!(w = calloc(1, sizeof(*w)))) {
-			log_warn("feed: out of memory; table %u waits the grace time for %s", table, name);
-			return;
-		}
-		snprintf(w->name, sizeof(w->name), "%s", name);
-		w->next = fd.awaited;
-		fd.awaited = w;
-	}
-	w->fed[t->idx / 8] |= (uint8_t)(1u << (t->idx % 8));
-}
-
-/*
- * The owner ended a feed: it owes none of the tables it fed before the restart.
- * Each of them that no other client still owes has all its claims in.
- */
-static void
-owner_fed_again(struct owner *o)
-{
-	struct awaited *w = awaited_find(o->name), **link;
-
-	if (!w)
-		return;
-	for (link = &fd.awaited; *link != w; link = &(*link)->next)
-		;
-	*link = w->next;
-	for (unsigned i = 0; i < table_count(); i++) {
-		bool owed = false;
-		if (!bit_get(w->fed, i))
-			continue;
-		for (struct awaited *x = fd.awaited; x && !owed; x = x->next)
-			owed = bit_get(x->fed, i);
-		if (!owed) {
-			struct rtable *t = table_at((uint16_t)i);
-			log_info("feed: table %u %s: every client that fed it before fibd started has fed "
-				 "it again (the last: %s); what none claimed goes now",
-			    t->id, family_name(t->family), o->name);
-			sync_table_claimed(t);
-		}
-	}
-	free(w);
-}
-
-void
-feed_each_fed(state_emit_fn emit, void *ctx)
-{
-	for (unsigned i = 0; i < OWNERS_MAX; i++) {
-		struct owner *o = fd.owners[i];
-		struct awaited *w = o ? awaited_find(o->name) : NULL;
-		if (!o)
-			continue;
-		for (unsigned k = 0; k < table_count(); k++)
-			if (bit_get(o->fed, k) || (w && bit_get(w->fed, k)))
-				emit(table_at((uint16_t)k)->id, table_at((uint16_t)k)->family, o->name, ctx);
-	}
-	/* Those that have not come back since the restart: the next fibd waits for them too. */
-	for (struct awaited *w = fd.awaited; w; w = w->next) {
-		if (owner_find(w->name))
-			continue;
-		for (unsigned k = 0; k < table_count(); k++)
-			if (bit_get(w->fed, k))
-				emit(table_at((uint16_t)k)->id, table_at((uint16_t)k)->family, w->name, ctx);
-	}
-}
-
-
 /* ---- sessions: output ---- */
 
 static void
@@ -592,7 +187,6 @@ encode_status(struct session *s)
 			o->sq_head = r->snext;
 			if (!o->sq_head)
 				o->sq_tail = NULL;
-			r->flags &= (uint8_t)~R_STATUSQ;
 			memset(e, 0, sizeof(*e));
 			e->key.has = PS_KEY_TABLE | PS_KEY_METRIC | PS_KEY_TOS;
 			e->key.table = t->id;
@@ -619,7 +213,7 @@ encode_status(struct session *s)
 		if (ps_enc_msg(&s->out, &m, NULL) > 0)
 			fd.st.status_sent += n;
 		for (unsigned i = 0; i < n; i++)
-			route_settle(done[i]);
+			owner_status_sent(done[i]);
 	}
 }
 
@@ -700,7 +294,7 @@ session_fail(struct session *s, int code, const char *field, const char *fmt, ..
 	snprintf(m.u.error.field, sizeof(m.u.error.field), "%s", field ? field : "");
 	m.u.error.text = ps_str_from(text);
 	ps_enc_msg(&s->out, &m, NULL);
-	fd.st.sessions_failed++;
+	fd.st.failed++;
 	if (s->reading) {
 		uv_read_stop((uv_stream_t *)&s->pipe);
 		s->reading = false;
@@ -751,76 +345,26 @@ family_allowed(const struct session *s, uint8_t family)
 static void
 on_route(struct session *s, const struct ps_route *pr)
 {
-	struct owner *o = s->owner;
 	uint32_t table, metric;
-	struct rtable *t;
-	struct route *r;
-	struct rattr *a;
+	char why[128];
+	int err;
 
-	fd.st.routes_in++;
 	resolve_key(s, &pr->key, &table, &metric);
 	if (!family_allowed(s, pr->key.family)) {
 		reject(s, &pr->key, table, metric, EAFNOSUPPORT, "family not in this session's HELLO");
 		return;
 	}
-	{
-		unsigned before = table_count();
-		t = table_get(table, pr->key.family, true);
-		if (table_count() != before)
-			state_save(); /* a new table: the next fibd scans it at start */
-	}
-	r = t ? table_insert(t, &pr->key.prefix, pr->key.plen, pr->key.tos, metric) : NULL;
-	if (!r) {
-		reject(s, &pr->key, table, metric, ENOMEM, "fibd is out of memory or tables");
-		return;
-	}
-	if (r->owner != OWNER_NONE && r->owner != o->slot) {
-		struct owner *other = fd.owners[r->owner];
-		if (r->want) {
-			char text[128];
-			fd.st.conflicts++;
-			snprintf(text, sizeof(text), "route key is owned by client %s", other->name);
-			reject(s, &pr->key, table, metric, EEXIST, text);
-			return;
-		}
-		owner_detach(other, r); /* withdrawn by its owner: free to take */
-		owner_maybe_forget(other);
-	}
-	if (r->owner == OWNER_NONE) {
-		owner_attach(o, r);
-		if (!r->have)
-			r->flags |= R_EXCL;
-	}
-	r->gen = o->mark;
-	a = rattr_intern(pr);
-	if (!a) {
-		reject(s, &pr->key, table, metric, ENOMEM, "fibd is out of memory");
-		route_settle(r);
-		return;
-	}
-	if (a == r->want) {
-		rattr_unref(a);
-		return;
-	}
-	route_set_want(r, a);
-	route_write(o, r);
+	if ((err = owner_route(s->owner, table, metric, pr, why, sizeof(why))) != 0)
+		reject(s, &pr->key, table, metric, err, why);
 }
 
 static void
 on_withdraw(struct session *s, const struct ps_key *k)
 {
 	uint32_t table, metric;
-	struct rtable *t;
-	struct route *r;
 
-	fd.st.withdraws_in++;
 	resolve_key(s, k, &table, &metric);
-	t = table_get(table, k->family, false);
-	r = t ? table_lookup(t, &k->prefix, k->plen, k->tos, metric) : NULL;
-	if (!r || r->owner != s->owner->slot || !r->want)
-		return; /* not ours, or already withdrawn: nothing to do */
-	route_set_want(r, NULL);
-	route_write(s->owner, r);
+	owner_withdraw(s->owner, table, metric, k);
 }
 
 /*
@@ -1032,16 +576,12 @@ on_hello(struct session *s, const struct ps_hello *h)
 			    h->name);
 			return;
 		}
-		o->session = s;
 		s->owner = o;
 		s->owner_known = known;
 		s->state = S_FEED;
-		if (o->stale_until)
-			log_info("feed %s: back within its stale time; its %llu routes are its own again",
-			    o->name, (unsigned long long)o->n_routes);
-		owner_unstale(o);
-		o->stale_time = (h->has & PS_HELLO_STALE) ? h->stale_time : 0;
-		o->persist = (h->has & PS_HELLO_PERSIST) && h->persist;
+		owner_session_back(o, s, s->uid == (uid_t)-1 ? -1 : (int)s->uid, (int)s->pid,
+		    (h->has & PS_HELLO_STALE) ? h->stale_time : 0,
+		    (h->has & PS_HELLO_PERSIST) && h->persist);
 	} else {
 		s->state = S_CONTROL;
 	}
@@ -1115,7 +655,7 @@ handle(struct session *s, const struct ps_msg *m)
 			break;
 		if (s->stream) {
 			/* One streamed answer at a time: the next request waits for no one. */
-			ctl_send_end(&s->out, m->u.ctl_request.req, PS_E_LIMIT,
+			reply_end(&s->out, m->u.ctl_request.req, PS_E_LIMIT,
 			    "a dump, diff or watch is still under way on this session");
 			return;
 		}
@@ -1125,7 +665,7 @@ handle(struct session *s, const struct ps_msg *m)
 			snprintf(text, sizeof(text), "%s changes fibd's state: only %s may", m->u.ctl_request.cmd,
 			    who);
 			log_warn("ctl: refused to uid %d (pid %d): %s", (int)s->uid, (int)s->pid, text);
-			ctl_send_end(&s->out, m->u.ctl_request.req, PS_E_DENIED, text);
+			reply_end(&s->out, m->u.ctl_request.req, PS_E_DENIED, text);
 			return;
 		}
 		s->stream = ctl_handle(&s->out, &m->u.ctl_request, s);
@@ -1145,9 +685,7 @@ handle(struct session *s, const struct ps_msg *m)
 				session_fail(s, PS_E_STATE, "generation", "FEED_BEGIN inside an open feed");
 				return;
 			}
-			s->owner->in_feed = true;
-			s->owner->generation = m->u.generation;
-			s->owner->mark++;
+			owner_feed_begin(s->owner, m->u.generation);
 		} else {
 			if (!s->owner->in_feed || s->owner->generation != m->u.generation) {
 				session_fail(s, PS_E_STATE, "generation",
@@ -1155,9 +693,7 @@ handle(struct session *s, const struct ps_msg *m)
 				    (unsigned long long)m->u.generation);
 				return;
 			}
-			s->owner->in_feed = false;
-			sweep_start(s->owner);
-			owner_fed_again(s->owner);
+			owner_feed_end(s->owner);
 		}
 		return;
 	default:
@@ -1310,21 +846,8 @@ session_close(struct session *s)
 	s->stream = ctl_stream_free(s->stream);
 	if (s->learn)
 		learners_change(s, -1);
-	if (s->owner) {
-		struct owner *o = s->owner;
-		/* Nobody to tell: drop the pending results. */
-		while (o->sq_head) {
-			struct route *r = o->sq_head;
-			o->sq_head = r->snext;
-			r->flags &= (uint8_t)~R_STATUSQ;
-			route_settle(r);
-		}
-		o->sq_tail = NULL;
-		o->in_feed = false; /* an unfinished feed is abandoned, not swept */
-		o->session = NULL;
-		owner_session_gone(o);
-		owner_maybe_forget(o);
-	}
+	if (s->owner)
+		owner_session_gone(s->owner);
 	uv_close((uv_handle_t *)&s->pipe, session_on_close);
 }
 
@@ -1358,7 +881,7 @@ refuse_connection(uv_stream_t *server)
 	uv_pipe_init(fd.loop, &fd.spare, 0);
 	fd.spare_busy = true;
 	if (uv_accept(server, (uv_stream_t *)&fd.spare) == 0)
-		fd.st.sessions_refused++;
+		fd.st.refused++;
 	uv_close((uv_handle_t *)&fd.spare, feed_on_spare_closed);
 }
 
@@ -1382,7 +905,7 @@ feed_on_connect(uv_stream_t *server, int status)
 		uv_close((uv_handle_t *)&s->pipe, session_on_close);
 		return;
 	}
-	fd.st.sessions_accepted++;
+	fd.st.accepted++;
 	peer_credentials(s);
 	s->next = fd.sessions;
 	fd.sessions = s;
@@ -1415,7 +938,7 @@ feed_on_stall_tick(uv_timer_t *t)
 			continue;
 		log_warn("ctl %s: uid %d (pid %d) has read nothing for %llu s; closing its session",
 		    s->name, (int)s->uid, (int)s->pid, (unsigned long long)(now - s->write_since) / 1000);
-		fd.st.sessions_stalled++;
+		fd.st.stalled++;
 		session_close(s);
 	}
 }
@@ -1451,10 +974,8 @@ feed_init(uv_loop_t *loop, const struct feed_config *cfg)
 		return -ENAMETOOLONG;
 	}
 	snprintf(fd.path, sizeof(fd.path), "%s", cfg->socket_path);
-	uv_idle_init(loop, &fd.sweeper);
 	uv_idle_init(loop, &fd.decoder);
 	uv_check_init(loop, &fd.flusher);
-	uv_timer_init(loop, &fd.stale_tick);
 	uv_timer_init(loop, &fd.stall_tick);
 	uv_timer_start(&fd.stall_tick, feed_on_stall_tick, 1000, 1000);
 	uv_unref((uv_handle_t *)&fd.stall_tick);
@@ -1497,62 +1018,17 @@ feed_close(void)
 		unlink(fd.path);
 		fd.listening = false;
 	}
-	if (!uv_is_closing((uv_handle_t *)&fd.sweeper))
-		uv_close((uv_handle_t *)&fd.sweeper, NULL);
 	if (!uv_is_closing((uv_handle_t *)&fd.decoder))
 		uv_close((uv_handle_t *)&fd.decoder, NULL);
 	if (!uv_is_closing((uv_handle_t *)&fd.flusher))
 		uv_close((uv_handle_t *)&fd.flusher, NULL);
-	if (!uv_is_closing((uv_handle_t *)&fd.stale_tick))
-		uv_close((uv_handle_t *)&fd.stale_tick, NULL);
 	if (!uv_is_closing((uv_handle_t *)&fd.stall_tick))
 		uv_close((uv_handle_t *)&fd.stall_tick, NULL);
 }
 
-unsigned
-feed_session_count(void)
-{
-	return fd.n_sessions;
-}
-
-unsigned
-feed_owner_count(void)
-{
-	return fd.n_owners;
-}
-
-const char *
-feed_owner_name(uint16_t slot)
-{
-	return slot < OWNERS_MAX && fd.owners[slot] ? fd.owners[slot]->name : NULL;
-}
-
-int
-feed_owner_at(unsigned i, struct owner_info *ret)
-{
-	for (unsigned slot = 0; slot < OWNERS_MAX; slot++) {
-		struct owner *o = fd.owners[slot];
-		if (!o || i--)
-			continue;
-		ret->name = o->name;
-		ret->connected = o->session != NULL;
-		ret->routes = o->n_routes;
-		ret->pending = o->pending;
-		ret->generation = o->generation;
-		ret->in_feed = o->in_feed;
-		ret->persist = o->persist;
-		ret->uid = o->session ? (int)o->session->uid : -1;
-		ret->pid = o->session ? (int)o->session->pid : -1;
-		ret->stale_left_s = o->stale_until > uv_now(fd.loop)
-		    ? (o->stale_until - uv_now(fd.loop) + 999) / 1000
-		    : 0;
-		return 0;
-	}
-	return -ENOENT;
-}
-
 void
-feed_get_stats(struct feed_stats *ret)
+feed_get_stats(struct session_stats *ret)
 {
 	*ret = fd.st;
+	ret->open = fd.n_sessions;
 }

@@ -1,8 +1,8 @@
 /*
- * feed: client sessions on fibd's Unix socket. Feed sessions (BIRD, fibctl feed)
- * state desired routes under a client name; control sessions (fibctl) send
- * requests answered by ctl. Routes belong to the name (an owner), not to the
- * connection, so a feed outlives the session that sent it.
+ * feed: client sessions on fibd's Unix socket (front layer). Feed sessions
+ * (BIRD, fibctl feed) state desired routes under a client name (owner.h);
+ * control sessions (fibctl) send requests answered by ctl. Routes belong to
+ * the name, not to the connection, so a feed outlives the session that sent it.
  */
 #ifndef FIBD_FEED_H
 #define FIBD_FEED_H
@@ -15,7 +15,7 @@
 
 #include <proto-shim/enc.h>
 
-#include "state.h"
+#include "ctl.h"
 #include "table.h"
 
 #define FEED_SESSIONS_MAX 256
@@ -23,7 +23,6 @@
 #define FEED_OUT_LOW (1u << 20)    /* and read again below this */
 #define FEED_STATUS_BATCH PS_STATUS_MAX
 #define FEED_STATUS_MSGS 8         /* ROUTE_STATUS messages encoded per flush */
-#define FEED_SWEEP_BUDGET 4096     /* routes visited per sweep step */
 #define FEED_DECODE_NS 2000000u    /* decoding per callback */
 #define FEED_LEARN_OUT_MAX (64u << 20) /* LEARN bytes a session may leave unread */
 #define FEED_STREAM_LOW (64u << 10)   /* a streamed answer's next part waits for this little unsent */
@@ -34,18 +33,6 @@ struct feed_config {
 	uint8_t protocol;
 	const char *server_id;
 	uint64_t boot_epoch;
-};
-
-struct owner_info {
-	const char *name;
-	int connected;
-	uint64_t routes;
-	uint64_t pending;
-	uint64_t generation;
-	int in_feed;
-	int persist;
-	uint64_t stale_left_s; /* disconnected within its stale time: seconds left, else 0 */
-	int uid, pid;          /* its session's peer, when connected */
 };
 
 /*
@@ -92,38 +79,7 @@ void feed_wake(void *session);
 /* feed_learn - a LEARN message (r->learn_op, r->key.table) to the sessions learning its table. */
 void feed_learn(const struct ps_route *r);
 
-/* feed_route_done - nl's done callback: report and release as needed. */
-void feed_route_done(struct route *r, int err, const char *text);
-
-/*
- * feed_await - at start, from the state file: client `name` fed table (id,
- * family) before. Once every client that fed a table has ended a feed, sync
- * prunes the table's unclaimed routes (sync_table_claimed).
- */
-void feed_await(uint32_t table, uint8_t family, const char *name);
-
-/* feed_each_fed - every (table, client) that fed it, for the state file (state_set_fed_source). */
-void feed_each_fed(state_emit_fn emit, void *ctx);
-
-unsigned feed_session_count(void);
-/* feed_owner_name - the client name of an owner slot (route.owner), or NULL. */
-const char *feed_owner_name(uint16_t slot);
-unsigned feed_owner_count(void);
-/* feed_owner_at - information about owner i (0..feed_owner_count()-1); -ENOENT past the end. */
-int feed_owner_at(unsigned i, struct owner_info *ret);
-
-/* Counters for status. */
-struct feed_stats {
-	uint64_t sessions_accepted;
-	uint64_t sessions_failed;   /* closed after a protocol error */
-	uint64_t sessions_refused;  /* closed at once: no memory for them */
-	uint64_t sessions_stalled;  /* control sessions closed: their reader stalled */
-	uint64_t msgs_in;
-	uint64_t routes_in;
-	uint64_t withdraws_in;
-	uint64_t conflicts;
-	uint64_t status_sent;
-};
-void feed_get_stats(struct feed_stats *ret);
+/* feed_get_stats - the counters of sessions, for status (ctl_set_sessions). */
+void feed_get_stats(struct session_stats *ret);
 
 #endif

@@ -1,6 +1,6 @@
 /*
  * kmsg: the kernel's route messages, read and written. The codec layer (see
- * docs/layers.md): no socket, no loop, no state of its own. The writer builds
+ * docs/design.md): no socket, no loop, no state of its own. The writer builds
  * its messages here, and the dump, the monitor and learn read theirs here, so
  * that one reading of a route serves all of them and is tested on bytes.
  *

@@ -53,7 +53,7 @@ bool learn_end(struct rtable *t, bool complete);
 
 /*
  * learn_replay - after learn_end returned false: replay at most `budget` kept
- * notifications (DESIGN invariant 2: a callback's work is bounded). Those that
+ * notifications (docs/design.md, invariant 2: a callback's work is bounded). Those that
  * come meanwhile are kept and replayed too. Returns true when all are out and
  * keeping has stopped; then *ret_again says that some were lost meanwhile
  * (over LEARN_BUFFER_MAX) and another learn dump must follow.

@@ -1,5 +1,5 @@
 /*
- * fibd: the daemon. One libuv loop owns all state (DESIGN.md invariants 1-3):
+ * fibd: the daemon. One libuv loop owns all state (docs/design.md, invariants 1-3):
  * feed sessions (feed.c), the desired tables (table.c), the netlink writer (nl.c),
  * control requests (ctl.c), loop health (health.c) and the slab cleanup job.
  *
@@ -35,7 +35,9 @@
 #include "monitor.h"
 #include "nl.h"
 #include "notify.h"
+#include "owner.h"
 #include "privs.h"
+#include "reply.h"
 #include "state.h"
 #include "sync.h"
 #include "table.h"
@@ -96,6 +98,7 @@ shutdown_all(void)
 	if (!m.flush_deadline)
 		log_info("stopping; the kernel's routes stay in place");
 	notify_close();
+	owner_close();
 	feed_close();
 	sync_close();
 	mon_close();
@@ -148,6 +151,7 @@ flush_then_stop(void)
 {
 	uint64_t n = 0;
 
+	owner_close();
 	feed_close();
 	sync_close();
 	for (unsigned i = 0; i < table_count(); i++)
@@ -271,7 +275,7 @@ static void
 main_fed(uint32_t id, uint8_t family, const char *client, void *ctx)
 {
 	(void)ctx;
-	feed_await(id, family, client);
+	owner_await(id, family, client);
 }
 
 /*
@@ -384,11 +388,14 @@ main(int argc, char **argv)
 		log_fatal("out of memory");
 	/*
 	 * The layers, wired: each calls only downward, and hears from below
-	 * through the hooks given here (docs/layers.md).
+	 * through the hooks given here (docs/design.md).
 	 */
 	event_set_sink(watch_on_event);
+	reply_set_wake(feed_wake);
+	ctl_set_sessions(feed_get_stats);
+	owner_init(&m.loop, &(const struct owner_hooks){ .ready = feed_wake });
 	learn_init(m.conf.protocol, &sync_env, feed_learn);
-	if ((r = nl_init(&m.loop, m.conf.protocol, &(const struct nl_hooks){ .done = feed_route_done,
+	if ((r = nl_init(&m.loop, m.conf.protocol, &(const struct nl_hooks){ .done = owner_route_done,
 		 .writable = sync_table_ready, .exists = sync_route_exists })) < 0)
 		log_fatal_errno(r, "cannot open the netlink writer's socket");
 	if ((r = mon_init(&m.loop, &(const struct mon_hooks){ .route = sync_kernel_route,
@@ -400,7 +407,7 @@ main(int argc, char **argv)
 		log_fatal_errno(r, "cannot open the netlink dump socket");
 	/* The tables managed before: scan them now, before any client returns. */
 	state_init(m.conf.state_file);
-	state_set_fed_source(feed_each_fed);
+	state_set_fed_source(owner_each_fed);
 	if ((r = state_load(&(const struct state_load_cbs){ .table = main_scan_table, .fed = main_fed },
 		 NULL)) < 0)
 		log_warn_errno(r, "cannot read the state file %s", m.conf.state_file);

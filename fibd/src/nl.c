@@ -1,5 +1,5 @@
 /*
- * nl: the netlink writer (kernel I/O layer; see docs/layers.md).
+ * nl: the netlink writer (kernel I/O layer; see docs/design.md).
  *
  * Write path. Routes wait on one FIFO write queue (intrusive, through qnext;
  * R_QUEUED says a route is on it, so it is there at most once). The writer runs

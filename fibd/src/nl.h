@@ -36,7 +36,7 @@
  * never freed) or NULL. The callee may release the route.
  *
  * writable: whether routes of table t may be written now (its first scan is
- * done: DESIGN invariant 7); a route of a table that is not, or that is
+ * done: docs/design.md, invariant 7); a route of a table that is not, or that is
  * decoupled, is held until nl_release_held. NULL: always.
  *
  * exists: an add with NLM_F_EXCL of a route in t failed with EEXIST (a route

@@ -11,9 +11,9 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#include "feed.h"
 #include "log.h"
 #include "notify.h"
+#include "owner.h"
 #include "sync.h"
 #include "table.h"
 
@@ -66,7 +66,7 @@ on_status(uv_timer_t *t)
 	}
 	snprintf(text, sizeof(text), "STATUS=%u tables%s, %llu routes installed, %u clients", tables,
 	    pending ? " (first scans under way)" : "", (unsigned long long)installed,
-	    feed_owner_count());
+	    owner_count());
 	notify_send(text);
 }
 

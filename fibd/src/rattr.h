@@ -60,7 +60,7 @@ struct rattr *rattr_unref(struct rattr *a);
 
 /*
  * rattr_fulfils - whether a route the kernel holds with attributes `have` is
- * what `want` asks for: the same meaning, not the same spelling (DESIGN
+ * what `want` asks for: the same meaning, not the same spelling (docs/design.md,
  * invariant 10). What the kernel fills in where `want` left it out matches: the
  * device it resolved for a nexthop given by its gateway alone, and the default
  * scope (IPv4; IPv6 has none). Either may be NULL (then only NULL == NULL).

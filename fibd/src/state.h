@@ -5,7 +5,7 @@
  * tables" while a fibctl decouple of every table is in force; and one line
  * "fed ID inet|inet6 NAME" per client that fed a table, so that a restarted
  * fibd prunes a table's unclaimed routes as soon as every one of them has fed
- * it again (DESIGN invariant 8). NAME is the client's name with bytes outside
+ * it again (docs/design.md, invariant 8). NAME is the client's name with bytes outside
  * printable ASCII, space and '%' written as %XX.
  */
 #ifndef FIBD_STATE_H

@@ -6,7 +6,7 @@
  * protocol. A callback reads at most SYNC_DUMP_DATAGRAMS datagrams. The routes
  * of a dump are collected, and adopted only once the dump has ended with
  * NLMSG_DONE, no message carried NLM_F_DUMP_INTR, and the monitor saw no change
- * to the table (nor lost a notification) while it ran (DESIGN.md invariant 5):
+ * to the table (nor lost a notification) while it ran (docs/design.md, invariant 5):
  * the kernel does not flag every inconsistent dump, IPv6 ones least of all. An
  * interrupted or failed dump is discarded and retried with backoff.
  *
@@ -20,7 +20,7 @@
  * that comes back in time claims its routes by feeding them again.
  *
  * Table states: NONE (never asked), QUEUED, RUNNING, DONE. nl holds back writes
- * to a table until it is DONE (DESIGN.md invariant 7).
+ * to a table until it is DONE (docs/design.md, invariant 7).
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -412,7 +412,7 @@ apply_key(struct rtable *t, struct sync_key *k)
 	return true;
 }
 
-/* ---- notifications kept during a scan (DESIGN invariant 6) ---- */
+/* ---- notifications kept during a scan (docs/design.md, invariant 6) ---- */
 
 bool
 sync_keeps(const struct rtable *t)
@@ -530,7 +530,7 @@ replay_one(struct rtable *t, const struct nlmsghdr *nlh)
  * A route notification from the monitor (someone else's change: fibd's own
  * writes are filtered off). It counts as a change of its table (can a dump of
  * it be trusted?), goes to the table's learners and to listeners; while the
- * table's scan runs it is kept to be replayed on the scan's snapshot (DESIGN
+ * table's scan runs it is kept to be replayed on the scan's snapshot (docs/design.md,
  * invariant 6), otherwise it means what route_notified says.
  */
 void
@@ -933,7 +933,7 @@ dump_end(int result, void *ctx)
 		 * An IPv6 dump under churn is worse: the kernel's walker, restarted
 		 * on a tree change, skips by count, so routes nobody touched can be
 		 * missing or doubled, and no NLM_F_DUMP_INTR says so (50-churn
-		 * measures it; docs/ipv6-dumps.md). No notification covers those:
+		 * measures it; docs/design.md). No notification covers those:
 		 * such a dump is taken again. After SYNC_CHURN_TRIES in a row one is
 		 * used, as unsure: what it shows is true, what it lacks is not
 		 * trusted (job_end).

@@ -1,6 +1,6 @@
 /*
  * sync: the engine that keeps fibd's picture of the kernel true (engine layer;
- * docs/layers.md). Before fibd's first write to a (table, family) it dumps that
+ * docs/design.md). Before fibd's first write to a (table, family) it dumps that
  * table (dump.c) and adopts the routes that carry fibd's protocol, so that they
  * are replaced, not added over with EXCL and refused; routes of other protocols
  * are left alone. It rescans on link and address changes, monitor overruns,
@@ -8,7 +8,7 @@
  * routes nobody claims. A dump counts only when it ended with its NLMSG_DONE,
  * no message carried NLM_F_DUMP_INTR and no notification was lost meanwhile;
  * otherwise it is thrown away and retried with backoff, and nothing is adopted
- * or pruned from it (DESIGN invariant 5). Notifications during a scan are kept
+ * or pruned from it (docs/design.md, invariant 5). Notifications during a scan are kept
  * and replayed on its snapshot (invariant 6).
  */
 #ifndef FIBD_SYNC_H
@@ -50,7 +50,7 @@ struct sync_stats {
 /*
  * sync_keeps - whether t's scan is under way: its route notifications are then
  * kept (sync_keep) and replayed in order once the scan's snapshot is applied,
- * instead of being acted on at once (DESIGN invariant 6). Over SYNC_KEEP_MAX
+ * instead of being acted on at once (docs/design.md, invariant 6). Over SYNC_KEEP_MAX
  * bytes of them, the scan is taken again.
  */
 bool sync_keeps(const struct rtable *t);

@@ -8,11 +8,11 @@
 #include <sys/time.h>
 #include <time.h>
 
-#include "ctl.h"
 #include "event.h"
-#include "feed.h"
 #include "format.h"
 #include "nl.h"
+#include "owner.h"
+#include "reply.h"
 #include "sync.h"
 #include "watch.h"
 
@@ -118,7 +118,7 @@ watch_route(enum event_kind ev, const struct route *r, const char *client, int e
 			tprintf(t, ",\"errno\":%d,\"error\":", err > 0 ? err : 0);
 			put_error_json(t, err, text);
 			tprintf(t, "}\n");
-			feed_wake(w->session);
+			reply_wake(w->session);
 			continue;
 		}
 		put_route(t, rt->family, &p, route_plen(r), a, rt->id, r->metric, r->tos);
@@ -129,7 +129,7 @@ watch_route(enum event_kind ev, const struct route *r, const char *client, int e
 			put_error(t, err, text);
 		}
 		tprintf(t, "\n");
-		feed_wake(w->session);
+		reply_wake(w->session);
 	}
 }
 
@@ -148,7 +148,7 @@ watch_kernel(enum event_kind ev, const struct rtable *rt, const union ps_addr *p
 			put_route(t, rt->family, prefix, plen, NULL, rt->id, metric, tos);
 			tprintf(t, " proto %u  # by someone else\n", protocol);
 		}
-		feed_wake(w->session);
+		reply_wake(w->session);
 	}
 }
 
@@ -169,7 +169,7 @@ watch_diff_begin(struct rtable *t)
 static void
 watch_diff(struct rtable *rt, enum diff_kind kind, const struct route *r, const struct rattr *kernel)
 {
-	const char *owner = r->owner == OWNER_NONE ? NULL : feed_owner_name(r->owner);
+	const char *owner = r->owner == OWNER_NONE ? NULL : owner_name(r->owner);
 	const char *ktext = r->errtext ? nl_text(r->errtext) : NULL;
 	union ps_addr p;
 
@@ -227,7 +227,7 @@ watch_diff_end(struct rtable *t, uint64_t routes, bool unsure)
 			w->routes += routes;
 			w->unsure |= unsure;
 			w->pending--;
-			feed_wake(w->session);
+			reply_wake(w->session);
 		}
 }
 
@@ -326,11 +326,11 @@ watch_more(struct watch *w, struct ps_buf *out)
 	uint64_t total = 0;
 
 	if (w->buf.failed) {
-		ctl_send_end(out, w->req, PS_E_INTERNAL, "out of memory");
+		reply_end(out, w->req, PS_E_INTERNAL, "out of memory");
 		watch_close(w);
 		return true;
 	}
-	ctl_send_chunk(out, w->req, w->buf.p, w->buf.len);
+	reply_chunk(out, w->req, w->buf.p, w->buf.len);
 	w->buf.len = 0;
 	if (!w->diff || w->pending)
 		return false;
@@ -346,7 +346,7 @@ watch_more(struct watch *w, struct ps_buf *out)
 	    w->listed > DIFF_SHOW_MAX ? "; only the first 10000 are listed" : "",
 	    w->unsure ? "; an IPv6 table kept changing during its dumps, so missing and failed routes "
 			"were not looked for there" : "");
-	ctl_send_end(out, w->req, PS_E_OK, summary);
+	reply_end(out, w->req, PS_E_OK, summary);
 	watch_close(w);
 	return true;
 }

@@ -2,6 +2,7 @@
 #include <string.h>
 
 #include "ctl.h"
+#include "reply.h"
 
 void
 ctl_set_info(uint64_t start_ns, uint8_t protocol)
@@ -29,7 +30,7 @@ struct ctl_stream *
 ctl_handle(struct ps_buf *out, const struct ps_ctl_request *req, void *session)
 {
 	(void)session;
-	ctl_send_end(out, req->req, 0, NULL);
+	reply_end(out, req->req, 0, NULL);
 	return NULL;
 }
 
@@ -39,15 +40,3 @@ ctl_changes_state(const char *cmd)
 	return !strcmp(cmd, "resync") || !strcmp(cmd, "couple") || !strcmp(cmd, "decouple");
 }
 
-void
-ctl_send_end(struct ps_buf *out, uint32_t req, int code, const char *text)
-{
-	struct ps_msg m;
-
-	memset(&m, 0, sizeof(m));
-	m.type = PS_CTL_END;
-	m.u.ctl_end.req = req;
-	m.u.ctl_end.code = (uint16_t)code;
-	m.u.ctl_end.text = ps_str_from(text);
-	ps_enc_msg(out, &m, NULL);
-}

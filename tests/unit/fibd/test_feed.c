@@ -26,6 +26,8 @@
 #include "feed.h"
 #include "log.h"
 #include "nl.h"
+#include "owner.h"
+#include "reply.h"
 #include "nl_fake.h"
 #include "table.h"
 
@@ -296,8 +298,10 @@ setup(void **state)
 	cfg.server_id = "fibd-test";
 	cfg.boot_epoch = 1;
 	uv_loop_init(&loop);
-	if (table_init() < 0 || nl_init(&loop, 12, &(const struct nl_hooks){ .done = feed_route_done }) < 0)
+	if (table_init() < 0 || nl_init(&loop, 12, &(const struct nl_hooks){ .done = owner_route_done }) < 0 ||
+	    owner_init(&loop, &(const struct owner_hooks){ .ready = feed_wake }) < 0)
 		return -1;
+	reply_set_wake(feed_wake);
 	return feed_init(&loop, &cfg);
 }
 
@@ -305,6 +309,7 @@ static int
 teardown(void **state)
 {
 	(void)state;
+	owner_close();
 	feed_close();
 	spin();
 	return 0;
@@ -449,14 +454,14 @@ write_all(struct client *c, const struct ps_buf *b)
 }
 
 /*
- * The sweep after FEED_END withdraws at most FEED_SWEEP_BUDGET routes per loop
+ * The sweep after FEED_END withdraws at most OWNER_SWEEP_BUDGET routes per loop
  * iteration, however many there are (a budget counted down in a loop condition
  * once wrapped around and let one callback sweep everything).
  */
 static void
 test_sweep_is_bounded(void **state)
 {
-	const unsigned n = 2 * FEED_SWEEP_BUDGET + 100;
+	const unsigned n = 2 * OWNER_SWEEP_BUDGET + 100;
 	struct client c;
 	struct ps_buf b;
 	static struct ps_msg m;
@@ -499,7 +504,7 @@ test_sweep_is_bounded(void **state)
 			most = fake_nl_enqueues - was;
 	}
 	assert_int_equal(fake_nl_enqueues - before, n);
-	assert_true(most <= FEED_SWEEP_BUDGET);
+	assert_true(most <= OWNER_SWEEP_BUDGET);
 	ps_buf_release(&b);
 	complete(0);
 	client_close(&c);
@@ -781,7 +786,7 @@ fed_listed(uint32_t table, const char *name)
 /*
  * After a restart (the state file named the clients that fed each table), a
  * table's unclaimed routes go once every one of its clients has ended a feed
- * (DESIGN invariant 8): not when one of two has, and not for a table that
+ * (docs/design.md, invariant 8): not when one of two has, and not for a table that
  * still waits for a client that has not come back.
  */
 static void
@@ -793,15 +798,15 @@ test_restart_claims(void **state)
 
 	t100 = table_get(100, PS_FAM_V4, true);
 	t200 = table_get(200, PS_FAM_V4, true);
-	feed_await(100, PS_FAM_V4, "back-a");
-	feed_await(100, PS_FAM_V4, "back-b");
-	feed_await(200, PS_FAM_V4, "back-b");
-	feed_await(200, PS_FAM_V4, "never");
+	owner_await(100, PS_FAM_V4, "back-a");
+	owner_await(100, PS_FAM_V4, "back-b");
+	owner_await(200, PS_FAM_V4, "back-b");
+	owner_await(200, PS_FAM_V4, "never");
 	sync_fake_n_claimed = 0;
 
 	/* The state file keeps the clients still awaited, though none is connected. */
 	n_fed_lines = 0;
-	feed_each_fed(collect_fed, NULL);
+	owner_each_fed(collect_fed, NULL);
 	assert_true(fed_listed(100, "back-a") && fed_listed(100, "back-b"));
 	assert_true(fed_listed(200, "back-b") && fed_listed(200, "never"));
 
@@ -828,7 +833,7 @@ test_restart_claims(void **state)
 	assert_int_equal(sync_fake_n_claimed, 1);
 
 	n_fed_lines = 0;
-	feed_each_fed(collect_fed, NULL);
+	owner_each_fed(collect_fed, NULL);
 	assert_true(fed_listed(100, "back-a") && fed_listed(100, "back-b"));
 	assert_true(fed_listed(200, "never")); /* the next fibd waits for it too */
 	assert_false(fed_listed(200, "back-a"));

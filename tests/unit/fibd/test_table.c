@@ -360,7 +360,7 @@ test_rattr_interning(void **state)
 
 /*
  * What the kernel holds fulfils what a client asked for when it means the same
- * (DESIGN invariant 10): the device the kernel resolved for a gateway given
+ * (docs/design.md, invariant 10): the device the kernel resolved for a gateway given
  * alone, and the default scope written out, are no difference.
  */
 static void
