@@ -11,23 +11,6 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* ctl_set_info - what status reports about the daemon: its start (monotonic ns), protocol. */
-void ctl_set_info(uint64_t start_ns, uint8_t protocol);
-
-/* What status reports of the sessions on the socket; feed.c keeps it. */
-struct session_stats {
-	unsigned open;
-	uint64_t accepted;
-	uint64_t failed;   /* closed after a protocol error */
-	uint64_t refused;  /* closed at once: no memory for them */
-	uint64_t stalled;  /* control sessions closed: their reader stalled */
-	uint64_t msgs_in;
-	uint64_t status_sent;
-};
-
-/* ctl_set_sessions - where ctl reads them (main.c wires feed_get_stats: ctl does not call feed). */
-void ctl_set_sessions(void (*get)(struct session_stats *ret));
-
 struct ctl_stream;
 
 /*

@@ -15,7 +15,6 @@
  * watch) is pulled from it as the socket drains.
  */
 #include <errno.h>
-#include <grp.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,6 +26,7 @@
 
 #include <proto-shim/dec.h>
 
+#include "access.h"
 #include "ctl.h"
 #include "feed.h"
 #include "health.h"
@@ -86,7 +86,6 @@ static struct {
 	uv_check_t flusher;
 	bool closing;           /* fibd stops: sessions go, every route stays */
 	struct session_stats st;
-	struct feed_access access;
 	uv_timer_t stall_tick;  /* closes control sessions whose reader stalled */
 	uv_pipe_t spare;  /* takes a connection fibd has no memory for, to close it */
 	bool spare_busy;  /* its close has not completed */
@@ -415,119 +414,18 @@ feed_learn(const struct ps_route *r)
 	}
 }
 
-/* ---- access ---- */
-
-static bool
-in_group(gid_t g, gid_t gid, const gid_t *groups, size_t n)
-{
-	if (gid == g)
-		return true;
-	for (size_t i = 0; i < n; i++)
-		if (groups[i] == g)
-			return true;
-	return false;
-}
-
-enum access
-access_of(uid_t uid, gid_t gid, const gid_t *groups, size_t n_groups, uid_t self_uid,
-    gid_t self_gid, const struct feed_access *a)
-{
-	if (uid == 0 || uid == self_uid || in_group(self_gid, gid, groups, n_groups) ||
-	    (a->admin_set && in_group(a->admin_gid, gid, groups, n_groups)))
-		return ACCESS_ADMIN;
-	if (a->read_set && in_group(a->read_gid, gid, groups, n_groups))
-		return ACCESS_READ;
-	return ACCESS_NONE;
-}
-
-/* A group's name for messages, or its number. */
-static const char *
-group_name(gid_t g, char *buf, size_t len)
-{
-	struct group *gr = getgrgid(g);
-
-	if (gr)
-		snprintf(buf, len, "%s", gr->gr_name);
-	else
-		snprintf(buf, len, "%u", (unsigned)g);
-	return buf;
-}
-
-/*
- * Who may do it, for a refusal: "root, fibd's user or members of groups A, B
- * and C": fibd's own group, the read group (unless the admin right is
- * needed), the admin group.
- */
-static void
-who_may(bool admin, char *buf, size_t len)
-{
-	const struct feed_access *a = &fd.access;
-	gid_t g[3];
-	unsigned n = 0;
-	size_t at;
-
-	g[n++] = getegid();
-	if (!admin && a->read_set)
-		g[n++] = a->read_gid;
-	if (a->admin_set)
-		g[n++] = a->admin_gid;
-	snprintf(buf, len, "root, fibd's user or members of group%s", n > 1 ? "s" : "");
-	for (unsigned i = 0; i < n; i++) {
-		char name[64];
-		at = strlen(buf);
-		snprintf(buf + at, len - at, "%s%s", i == 0 ? " " : i == n - 1 ? " and " : ", ",
-		    group_name(g[i], name, sizeof(name)));
-	}
-}
-
-#ifndef SO_PEERGROUPS
-#define SO_PEERGROUPS 59
-#endif
-
-/*
- * The peer's supplementary groups into *ret (some, or a larger allocation the
- * caller frees when it is not some); their count, 0 if the kernel says nothing.
- */
-static size_t
-peer_groups(uv_os_fd_t sock, gid_t *some, socklen_t some_len, gid_t **ret)
-{
-	socklen_t len = some_len;
-	gid_t *more;
-
-	*ret = some;
-	if (getsockopt(sock, SOL_SOCKET, SO_PEERGROUPS, some, &len) == 0)
-		return len / sizeof(gid_t);
-	if (errno != ERANGE || !(more = malloc(len)))
-		return 0; /* no groups known: none count */
-	if (getsockopt(sock, SOL_SOCKET, SO_PEERGROUPS, more, &len) < 0) {
-		free(more);
-		return 0;
-	}
-	*ret = more;
-	return len / sizeof(gid_t);
-}
-
 /* The peer's credentials, read once per connection. */
 static void
 peer_credentials(struct session *s)
 {
-	struct ucred cr;
-	socklen_t len = sizeof(cr);
-	gid_t some[64], *groups;
 	uv_os_fd_t sock;
-	size_t n;
+	int uid = -1, pid = -1;
 
 	s->access = ACCESS_NONE;
-	s->uid = (uid_t)-1;
-	if (uv_fileno((uv_handle_t *)&s->pipe, &sock) < 0 ||
-	    getsockopt(sock, SOL_SOCKET, SO_PEERCRED, &cr, &len) < 0)
-		return;
-	s->uid = cr.uid;
-	s->pid = cr.pid;
-	n = peer_groups(sock, some, sizeof(some), &groups);
-	s->access = access_of(cr.uid, cr.gid, groups, n, geteuid(), getegid(), &fd.access);
-	if (groups != some)
-		free(groups);
+	if (uv_fileno((uv_handle_t *)&s->pipe, &sock) == 0)
+		s->access = access_of_peer(sock, &uid, &pid);
+	s->uid = (uid_t)uid;
+	s->pid = pid;
 }
 
 void
@@ -539,7 +437,7 @@ feed_wake(void *session)
 void
 feed_set_access(const struct feed_access *a)
 {
-	fd.access = *a;
+	access_set(a);
 	if (fd.listening)
 		chmod(fd.path, a->read_set || a->admin_set ? 0666 : 0660);
 }
@@ -553,7 +451,7 @@ on_hello(struct session *s, const struct ps_hello *h)
 	snprintf(s->name, sizeof(s->name), "%s", h->name);
 	if (s->access == ACCESS_NONE || (h->role == PS_ROLE_FEED && s->access != ACCESS_ADMIN)) {
 		char who[320];
-		who_may(h->role == PS_ROLE_FEED, who, sizeof(who));
+		access_who_may(h->role == PS_ROLE_FEED, who, sizeof(who));
 		session_fail(s, PS_E_DENIED, "", "uid %d (pid %d) may not %s: only %s",
 		    s->uid == (uid_t)-1 ? -1 : (int)s->uid, (int)s->pid,
 		    h->role == PS_ROLE_FEED ? "feed routes" : "use fibd", who);
@@ -661,7 +559,7 @@ handle(struct session *s, const struct ps_msg *m)
 		}
 		if (s->access != ACCESS_ADMIN && ctl_changes_state(m->u.ctl_request.cmd)) {
 			char who[320], text[480];
-			who_may(true, who, sizeof(who));
+			access_who_may(true, who, sizeof(who));
 			snprintf(text, sizeof(text), "%s changes fibd's state: only %s may", m->u.ctl_request.cmd,
 			    who);
 			log_warn("ctl: refused to uid %d (pid %d): %s", (int)s->uid, (int)s->pid, text);
@@ -927,7 +825,7 @@ static void
 feed_on_stall_tick(uv_timer_t *t)
 {
 	uint64_t now = uv_now(fd.loop);
-	uint64_t limit = 1000ull * (fd.access.control_timeout_s ? fd.access.control_timeout_s
+	uint64_t limit = 1000ull * (access_conf()->control_timeout_s ? access_conf()->control_timeout_s
 								: FEED_CONTROL_TIMEOUT_S);
 	struct session *s, *next;
 	(void)t;
@@ -998,7 +896,7 @@ feed_init(uv_loop_t *loop, const struct feed_config *cfg)
 		return r;
 	}
 	fd.listening = true;
-	feed_set_access(&fd.access);
+	feed_set_access(access_conf()); /* the socket's mode, for what was set before */
 	log_info("feed: listening on %s", fd.path);
 	return 0;
 }

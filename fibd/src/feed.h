@@ -15,7 +15,9 @@
 
 #include <proto-shim/enc.h>
 
+#include "access.h"
 #include "ctl.h"
+#include "status.h"
 #include "table.h"
 
 #define FEED_SESSIONS_MAX 256
@@ -34,29 +36,6 @@ struct feed_config {
 	const char *server_id;
 	uint64_t boot_epoch;
 };
-
-/*
- * What a peer may do, from its credentials (SO_PEERCRED, SO_PEERGROUPS): read
- * (status, show, dump, diff, metrics, watch) or also change state (feed,
- * resync, couple, decouple).
- */
-enum access { ACCESS_NONE, ACCESS_READ, ACCESS_ADMIN };
-
-struct feed_access {
-	bool read_set, admin_set;
-	gid_t read_gid;  /* members may read */
-	gid_t admin_gid; /* members may do everything */
-	uint32_t control_timeout_s; /* 0: FEED_CONTROL_TIMEOUT_S */
-};
-
-/*
- * access_of - root, fibd's own user and the members of fibd's own group (the
- * socket's group: those the file mode 0660 lets in) may do everything, members
- * of the admin group too (as the peer's group or one of its supplementary
- * groups); members of the read group may read; nobody else may do anything.
- */
-enum access access_of(uid_t uid, gid_t gid, const gid_t *groups, size_t n_groups, uid_t self_uid,
-    gid_t self_gid, const struct feed_access *a);
 
 /*
  * feed_set_access - the groups and the control timeout, at start and on a
@@ -79,7 +58,7 @@ void feed_wake(void *session);
 /* feed_learn - a LEARN message (r->learn_op, r->key.table) to the sessions learning its table. */
 void feed_learn(const struct ps_route *r);
 
-/* feed_get_stats - the counters of sessions, for status (ctl_set_sessions). */
+/* feed_get_stats - the counters of sessions, for status (status_set_sessions). */
 void feed_get_stats(struct session_stats *ret);
 
 #endif

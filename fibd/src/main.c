@@ -39,6 +39,7 @@
 #include "privs.h"
 #include "reply.h"
 #include "state.h"
+#include "status.h"
 #include "sync.h"
 #include "table.h"
 #include "watch.h"
@@ -392,7 +393,7 @@ main(int argc, char **argv)
 	 */
 	event_set_sink(watch_on_event);
 	reply_set_wake(feed_wake);
-	ctl_set_sessions(feed_get_stats);
+	status_set_sessions(feed_get_stats);
 	owner_init(&m.loop, &(const struct owner_hooks){ .ready = feed_wake });
 	learn_init(m.conf.protocol, &sync_env, feed_learn);
 	if ((r = nl_init(&m.loop, m.conf.protocol, &(const struct nl_hooks){ .done = owner_route_done,
@@ -424,7 +425,7 @@ main(int argc, char **argv)
 	main_set_access();
 	if (feed_init(&m.loop, &m.feed) < 0)
 		return 1;
-	ctl_set_info(uv_hrtime(), m.conf.protocol);
+	status_set_info(uv_hrtime(), m.conf.protocol);
 	health_init(&m.loop);
 	notify_init(&m.loop);
 

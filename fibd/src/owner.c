@@ -13,7 +13,7 @@
 #include "log.h"
 #include "nl.h"
 #include "owner.h"
-#include "sync.h"
+#include "prune.h"
 
 /*
  * A client that fed tables before fibd started (the state file says which) and
@@ -481,7 +481,7 @@ owner_fed_again(struct owner *o)
 			log_info("feed: table %u %s: every client that fed it before fibd started has fed "
 				 "it again (the last: %s); what none claimed goes now",
 			    t->id, family_name(t->family), o->name);
-			sync_table_claimed(t);
+			prune_table_claimed(t);
 		}
 	}
 	free(w);

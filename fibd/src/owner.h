@@ -121,7 +121,7 @@ void owner_status_sent(struct route *r);
 /*
  * owner_await - at start, from the state file: client `name` fed table (id,
  * family) before. Once every client that fed a table has ended a feed, sync
- * prunes the table's unclaimed routes (sync_table_claimed).
+ * prunes the table's unclaimed routes (prune_table_claimed).
  */
 void owner_await(uint32_t table, uint8_t family, const char *name);
 

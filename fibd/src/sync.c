@@ -41,6 +41,7 @@
 #include "log.h"
 #include "monitor.h"
 #include "nl.h"
+#include "prune.h"
 #include "sync.h"
 
 enum { SCAN_NONE, SCAN_QUEUED, SCAN_RUNNING, SCAN_DONE };
@@ -48,21 +49,8 @@ enum { SCAN_NONE, SCAN_QUEUED, SCAN_RUNNING, SCAN_DONE };
 /* The attributes of an adopted route: in the kernel, not known to fibd. Never freed. */
 static struct rattr adopted = { .refs = 1 };
 
-/* Keys adopted by one scan, to be checked for claims when the grace time is over. */
-struct prune {
-	struct prune *next;
-	uint16_t table;
-	uint64_t due; /* uv_now() ms */
-	struct sync_key *keys;
-	size_t n, at;
-};
-
 static struct {
 	uv_loop_t *loop;
-	uint32_t grace_ms;
-	struct prune *prunes; /* in order of due time */
-	uv_timer_t prune_timer;
-	uv_idle_t pruner;
 	/* after a valid dump: its keys applied to the table a budget at a time */
 	uv_idle_t applier;
 	size_t apply_at;
@@ -86,7 +74,7 @@ static struct {
 	uint8_t protocol;
 	uint64_t order;     /* stamps queued tables */
 	struct rtable *cur;
-	struct sync_key *keys;
+	struct scan_key *keys;
 	size_t n_keys, cap_keys;
 	bool keys_failed;
 	/* notifications of the table being scanned, kept until its snapshot is applied */
@@ -161,7 +149,7 @@ read_attrs(const struct kmsg_rt *kr)
 
 /* The key of a route message, with its attributes if fibd reads them. */
 static void
-key_from_msg(const struct kmsg_rt *kr, struct sync_key *k)
+key_from_msg(const struct kmsg_rt *kr, struct scan_key *k)
 {
 	memset(k, 0, sizeof(*k));
 	k->prefix = kr->prefix;
@@ -174,7 +162,7 @@ key_from_msg(const struct kmsg_rt *kr, struct sync_key *k)
 /* ---- jobs ---- */
 
 static void
-collect(const struct sync_key *k)
+collect(const struct scan_key *k)
 {
 	if (sy.keys_failed) {
 		rattr_unref(k->attrs);
@@ -182,7 +170,7 @@ collect(const struct sync_key *k)
 	}
 	if (sy.n_keys == sy.cap_keys) {
 		size_t cap = sy.cap_keys ? sy.cap_keys * 2 : 1024;
-		struct sync_key *nk = realloc(sy.keys, cap * sizeof(*nk));
+		struct scan_key *nk = realloc(sy.keys, cap * sizeof(*nk));
 		if (!nk) {
 			rattr_unref(k->attrs);
 			sy.keys_failed = true;
@@ -192,137 +180,6 @@ collect(const struct sync_key *k)
 		sy.cap_keys = cap;
 	}
 	sy.keys[sy.n_keys++] = *k;
-}
-
-static void sync_on_prune_timer(uv_timer_t *h);
-
-static void
-prune_arm(void)
-{
-	uint64_t now = uv_now(sy.loop);
-
-	if (!sy.prunes || uv_is_active((uv_handle_t *)&sy.pruner))
-		return;
-	uv_timer_start(&sy.prune_timer, sync_on_prune_timer,
-	    sy.prunes->due > now ? sy.prunes->due - now : 0, 0);
-}
-
-/* Put a prune job in the list, in order of due time. */
-static void
-prune_insert(struct prune *p)
-{
-	struct prune **link;
-
-	for (link = &sy.prunes; *link && (*link)->due <= p->due; link = &(*link)->next)
-		;
-	p->next = *link;
-	*link = p;
-}
-
-/*
- * Hand the adopted keys of t's scan to a prune job due after the grace time,
- * or at once for a first scan when every client that fed t before the restart
- * has fed it again (sync_table_claimed).
- */
-static void
-prune_schedule(struct rtable *t)
-{
-	struct prune *p = calloc(1, sizeof(*p));
-
-	if (!p) {
-		log_warn("sync: table %u: out of memory; its unclaimed routes will stay", t->id);
-		return;
-	}
-	p->table = t->idx;
-	p->due = uv_now(sy.loop) + (t->claims_in && !sy.apply_rescan ? 0 : sy.grace_ms);
-	p->keys = sy.keys; /* the job takes the vector; collecting starts a new one */
-	p->n = sy.n_keys;
-	sy.keys = NULL;
-	sy.n_keys = sy.cap_keys = 0;
-	prune_insert(p);
-	prune_arm();
-}
-
-void
-sync_table_claimed(struct rtable *t)
-{
-	bool running = sy.open && uv_is_active((uv_handle_t *)&sy.pruner);
-	struct prune **link = &sy.prunes, *now = NULL, *head = NULL;
-
-	t->claims_in = true;
-	if (running && sy.prunes) {
-		/* The job under way stays first. */
-		head = sy.prunes;
-		sy.prunes = head->next;
-	}
-	/* Jobs already waiting for t (its first scan is done): due now. */
-	while (*link) {
-		struct prune *p = *link;
-		if (p->table != t->idx) {
-			link = &p->next;
-			continue;
-		}
-		*link = p->next;
-		p->due = 0;
-		p->next = now;
-		now = p;
-	}
-	while (now) {
-		struct prune *p = now;
-		now = p->next;
-		prune_insert(p);
-	}
-	if (head) {
-		head->next = sy.prunes;
-		sy.prunes = head;
-	}
-	if (sy.open && !running) {
-		uv_timer_stop(&sy.prune_timer);
-		prune_arm();
-	}
-}
-
-/* Withdraw adopted routes that no client claimed, a budget at a time. */
-static void
-sync_on_prune(uv_idle_t *h)
-{
-	uint64_t t0 = health_cb_begin();
-	struct prune *p = sy.prunes;
-	struct rtable *t;
-	unsigned budget = SYNC_PRUNE_BUDGET;
-	(void)h;
-
-	if (!p) {
-		uv_idle_stop(&sy.pruner);
-		return;
-	}
-	t = table_at(p->table);
-	for (; p->at < p->n && budget; p->at++, budget--) {
-		const struct sync_key *k = &p->keys[p->at];
-		struct route *r = table_lookup(t, &k->prefix, k->plen, k->tos, k->metric);
-		/* Unclaimed: no owner wants it, yet the kernel has it (fibd adopted it). */
-		if (!r || r->owner != OWNER_NONE || r->want || !r->have)
-			continue;
-		sy.st.routes_pruned++;
-		nl_enqueue(r);
-	}
-	if (p->at == p->n) {
-		log_info("sync: table %u: grace time over, %llu unclaimed routes withdrawn so far",
-		    t->id, (unsigned long long)sy.st.routes_pruned);
-		sy.prunes = p->next;
-		free(p->keys);
-		free(p);
-		uv_idle_stop(&sy.pruner);
-		prune_arm();
-	}
-	health_cb_end(t0, "sync prune");
-}
-
-static void
-sync_on_prune_timer(uv_timer_t *h)
-{
-	(void)h;
-	uv_idle_start(&sy.pruner, sync_on_prune);
 }
 
 static void job_done(void);
@@ -362,7 +219,7 @@ diff_one(struct rtable *t, enum diff_kind kind, const struct route *r, const str
  * in this epoch. Consumes k->attrs. False when out of memory.
  */
 static bool
-apply_key(struct rtable *t, struct sync_key *k)
+apply_key(struct rtable *t, struct scan_key *k)
 {
 	struct route *r = table_insert(t, &k->prefix, k->plen, k->tos, k->metric);
 
@@ -510,7 +367,7 @@ static void
 replay_one(struct rtable *t, const struct nlmsghdr *nlh)
 {
 	struct kmsg_rt kr;
-	struct sync_key k;
+	struct scan_key k;
 
 	sy.st.notifications_replayed++;
 	if (kmsg_rt_parse(nlh, &kr) < 0)
@@ -611,8 +468,12 @@ sync_on_apply(uv_idle_t *h)
 	    (unsigned long long)sy.apply_adopted);
 	t->scanned_at = (int64_t)time(NULL);
 	t->scan_routes = sy.n_keys;
-	if (sy.apply_adopted)
-		prune_schedule(t);
+	if (sy.apply_adopted) {
+		/* The prune job takes the key vector; collecting starts a new one. */
+		prune_schedule(t, sy.keys, sy.n_keys, !sy.apply_rescan);
+		sy.keys = NULL;
+		sy.cap_keys = 0;
+	}
 	sy.n_keys = 0;
 	if (!sy.apply_rescan) {
 		t->scan = SCAN_DONE;
@@ -897,7 +758,7 @@ start_next(void)
 static void
 dump_route(const struct nlmsghdr *nlh, const struct kmsg_rt *kr, void *ctx)
 {
-	struct sync_key k;
+	struct scan_key k;
 	(void)ctx;
 
 	if (sy.learning) {
@@ -1057,14 +918,12 @@ sync_init(uv_loop_t *loop, uint8_t protocol, uint32_t grace_s, uint32_t interval
 	memset(&sy, 0, sizeof(sy)); /* nothing of an earlier run (tests init again) */
 	sy.loop = loop;
 	sy.protocol = protocol;
-	sy.grace_ms = grace_s * 1000;
+	prune_init(loop, grace_s);
 	sy.interval_ms = interval_s * 1000;
 	sy.read_attrs = true;
 	if ((r = dump_init(loop)) < 0)
 		return r;
 	uv_timer_init(loop, &sy.retry);
-	uv_timer_init(loop, &sy.prune_timer);
-	uv_idle_init(loop, &sy.pruner);
 	uv_idle_init(loop, &sy.applier);
 	uv_idle_init(loop, &sy.repairer);
 	uv_timer_init(loop, &sy.soon);
@@ -1078,7 +937,7 @@ sync_init(uv_loop_t *loop, uint8_t protocol, uint32_t grace_s, uint32_t interval
 void
 sync_set_times(uint32_t grace_s, uint32_t interval_s)
 {
-	sy.grace_ms = grace_s * 1000;
+	prune_set_grace(grace_s);
 	if (interval_s * 1000 == sy.interval_ms || !sy.open)
 		return;
 	sy.interval_ms = interval_s * 1000;
@@ -1095,18 +954,11 @@ sync_close(void)
 	sy.open = false;
 	dump_close();
 	uv_close((uv_handle_t *)&sy.retry, NULL);
-	uv_close((uv_handle_t *)&sy.prune_timer, NULL);
-	uv_close((uv_handle_t *)&sy.pruner, NULL);
+	prune_close();
 	uv_close((uv_handle_t *)&sy.applier, NULL);
 	uv_close((uv_handle_t *)&sy.repairer, NULL);
 	uv_close((uv_handle_t *)&sy.soon, NULL);
 	uv_close((uv_handle_t *)&sy.periodic, NULL);
-	while (sy.prunes) {
-		struct prune *p = sy.prunes;
-		sy.prunes = p->next;
-		free(p->keys);
-		free(p);
-	}
 	drop_attrs(0);
 	free(sy.keys);
 	sy.keys = NULL;
@@ -1121,4 +973,5 @@ void
 sync_get_stats(struct sync_stats *ret)
 {
 	*ret = sy.st;
+	ret->routes_pruned = prune_count();
 }

@@ -20,11 +20,11 @@
 
 #include <uv.h>
 
+#include "prune.h"
 #include "table.h"
 
 #define SYNC_RETRY_MIN_MS 100
 #define SYNC_RETRY_MAX_MS 10000
-#define SYNC_PRUNE_BUDGET 4096          /* adopted keys checked per callback */
 #define SYNC_APPLY_BUDGET 2048          /* keys of a valid dump applied per callback */
 #define SYNC_REPAIR_BUDGET 4096         /* routes looked at per callback by the repair walk */
 #define SYNC_RESCAN_DELAY_MS 500        /* link or address changes settle for this long */
@@ -88,12 +88,6 @@ bool sync_rescan_table(struct rtable *t);
 void sync_route_exists(struct rtable *t);
 void sync_rescan_soon(void);
 
-/*
- * sync_table_claimed - every client that fed t before fibd started has fed it
- * again: the adopted routes of t's first scan that none claimed are withdrawn
- * now (or as soon as that scan is applied), not after the grace time.
- */
-void sync_table_claimed(struct rtable *t);
 void sync_close(void);
 
 /*
@@ -113,14 +107,6 @@ bool sync_table_ready_now(const struct rtable *t);
 
 void sync_get_stats(struct sync_stats *ret);
 
-/* A key of a dump: what the kernel says of one route of fibd's. */
-struct sync_key {
-	union ps_addr prefix;
-	uint8_t plen;
-	uint8_t tos;
-	uint32_t metric;
-	struct rattr *attrs; /* the route's attributes (a reference), or NULL if not read */
-};
 
 /*
  * sync_kernel_route - the monitor's route hook: a route notification by

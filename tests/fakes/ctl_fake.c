@@ -4,12 +4,6 @@
 #include "ctl.h"
 #include "reply.h"
 
-void
-ctl_set_info(uint64_t start_ns, uint8_t protocol)
-{
-	(void)start_ns;
-	(void)protocol;
-}
 
 struct ctl_stream *
 ctl_stream_free(struct ctl_stream *st)

@@ -1,5 +1,6 @@
 /* Stand-ins for sync's and learn's entry points in unit tests of feed. */
 #include "learn.h"
+#include "prune.h"
 #include "sync.h"
 
 void
@@ -14,12 +15,12 @@ learn_forget(struct rtable *t)
 	(void)t;
 }
 
-/* The tables sync was told have every claim in, in order (test_feed reads them). */
+/* The tables prune was told have every claim in, in order (test_feed reads them). */
 struct rtable *sync_fake_claimed[16];
 unsigned sync_fake_n_claimed;
 
 void
-sync_table_claimed(struct rtable *t)
+prune_table_claimed(struct rtable *t)
 {
 	if (sync_fake_n_claimed < 16)
 		sync_fake_claimed[sync_fake_n_claimed] = t;

@@ -1,0 +1,204 @@
+/*
+ * prune: adopted routes nobody claims go (engine layer). A scan adopts the
+ * routes of fibd's protocol it finds and hands their keys here; `grace` seconds
+ * later (startup_grace), those still claimed by no client are withdrawn, at
+ * most PRUNE_BUDGET per callback. A client that comes back in time claims
+ * its routes by feeding them again. After a restart, a table whose clients
+ * have all fed it again is pruned at once (prune_table_claimed; docs/design.md,
+ * invariant 8).
+ */
+#include <stdlib.h>
+
+#include "health.h"
+#include "log.h"
+#include "nl.h"
+#include "prune.h"
+
+/* Keys adopted by one scan, to be checked for claims when the grace time is over. */
+struct prune {
+	struct prune *next;
+	uint16_t table;
+	uint64_t due; /* uv_now() ms */
+	struct scan_key *keys;
+	size_t n, at;
+};
+
+static struct {
+	uv_loop_t *loop;
+	bool open;
+	uint32_t grace_ms;
+	struct prune *prunes; /* in order of due time */
+	uv_timer_t prune_timer;
+	uv_idle_t pruner;
+	uint64_t pruned;
+} pr;
+
+static void prune_on_timer(uv_timer_t *h);
+
+static void
+prune_arm(void)
+{
+	uint64_t now = uv_now(pr.loop);
+
+	if (!pr.prunes || uv_is_active((uv_handle_t *)&pr.pruner))
+		return;
+	uv_timer_start(&pr.prune_timer, prune_on_timer,
+	    pr.prunes->due > now ? pr.prunes->due - now : 0, 0);
+}
+
+/* Put a prune job in the list, in order of due time. */
+static void
+prune_insert(struct prune *p)
+{
+	struct prune **link;
+
+	for (link = &pr.prunes; *link && (*link)->due <= p->due; link = &(*link)->next)
+		;
+	p->next = *link;
+	*link = p;
+}
+
+/*
+ * Hand the adopted keys of t's scan to a prune job due after the grace time,
+ * or at once for a first scan when every client that fed t before the restart
+ * has fed it again (prune_table_claimed).
+ */
+void
+prune_schedule(struct rtable *t, struct scan_key *keys, size_t n, bool first_scan)
+{
+	struct prune *p = calloc(1, sizeof(*p));
+
+	if (!p) {
+		log_warn("sync: table %u: out of memory; its unclaimed routes will stay", t->id);
+		free(keys);
+		return;
+	}
+	p->table = t->idx;
+	p->due = uv_now(pr.loop) + (t->claims_in && first_scan ? 0 : pr.grace_ms);
+	p->keys = keys;
+	p->n = n;
+	prune_insert(p);
+	prune_arm();
+}
+
+void
+prune_table_claimed(struct rtable *t)
+{
+	bool running = pr.open && uv_is_active((uv_handle_t *)&pr.pruner);
+	struct prune **link = &pr.prunes, *now = NULL, *head = NULL;
+
+	t->claims_in = true;
+	if (running && pr.prunes) {
+		/* The job under way stays first. */
+		head = pr.prunes;
+		pr.prunes = head->next;
+	}
+	/* Jobs already waiting for t (its first scan is done): due now. */
+	while (*link) {
+		struct prune *p = *link;
+		if (p->table != t->idx) {
+			link = &p->next;
+			continue;
+		}
+		*link = p->next;
+		p->due = 0;
+		p->next = now;
+		now = p;
+	}
+	while (now) {
+		struct prune *p = now;
+		now = p->next;
+		prune_insert(p);
+	}
+	if (head) {
+		head->next = pr.prunes;
+		pr.prunes = head;
+	}
+	if (pr.open && !running) {
+		uv_timer_stop(&pr.prune_timer);
+		prune_arm();
+	}
+}
+
+/* Withdraw adopted routes that no client claimed, a budget at a time. */
+static void
+prune_on_idle(uv_idle_t *h)
+{
+	uint64_t t0 = health_cb_begin();
+	struct prune *p = pr.prunes;
+	struct rtable *t;
+	unsigned budget = PRUNE_BUDGET;
+	(void)h;
+
+	if (!p) {
+		uv_idle_stop(&pr.pruner);
+		return;
+	}
+	t = table_at(p->table);
+	for (; p->at < p->n && budget; p->at++, budget--) {
+		const struct scan_key *k = &p->keys[p->at];
+		struct route *r = table_lookup(t, &k->prefix, k->plen, k->tos, k->metric);
+		/* Unclaimed: no owner wants it, yet the kernel has it (fibd adopted it). */
+		if (!r || r->owner != OWNER_NONE || r->want || !r->have)
+			continue;
+		pr.pruned++;
+		nl_enqueue(r);
+	}
+	if (p->at == p->n) {
+		log_info("sync: table %u: grace time over, %llu unclaimed routes withdrawn so far",
+		    t->id, (unsigned long long)pr.pruned);
+		pr.prunes = p->next;
+		free(p->keys);
+		free(p);
+		uv_idle_stop(&pr.pruner);
+		prune_arm();
+	}
+	health_cb_end(t0, "sync prune");
+}
+
+static void
+prune_on_timer(uv_timer_t *h)
+{
+	(void)h;
+	uv_idle_start(&pr.pruner, prune_on_idle);
+}
+
+
+void
+prune_init(uv_loop_t *loop, uint32_t grace_s)
+{
+	pr.loop = loop;
+	pr.grace_ms = grace_s * 1000;
+	pr.pruned = 0;
+	uv_timer_init(loop, &pr.prune_timer);
+	uv_idle_init(loop, &pr.pruner);
+	pr.open = true;
+}
+
+void
+prune_set_grace(uint32_t grace_s)
+{
+	pr.grace_ms = grace_s * 1000;
+}
+
+uint64_t
+prune_count(void)
+{
+	return pr.pruned;
+}
+
+void
+prune_close(void)
+{
+	if (!pr.open)
+		return;
+	pr.open = false;
+	uv_close((uv_handle_t *)&pr.prune_timer, NULL);
+	uv_close((uv_handle_t *)&pr.pruner, NULL);
+	while (pr.prunes) {
+		struct prune *p = pr.prunes;
+		pr.prunes = p->next;
+		free(p->keys);
+		free(p);
+	}
+}
