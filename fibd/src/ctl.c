@@ -271,13 +271,27 @@ struct dump_ctx {
 	const struct tnode *last;
 };
 
-/* Binary records (docs/PROTOCOL.md, "Binary dump"): little-endian, fixed layout. */
+/*
+ * Binary records (docs/PROTOCOL.md, "Binary dump"): little-endian, fixed
+ * layout, version 2: the header, the records, and a trailer with their count,
+ * so that a dump cut at a record boundary is told from a whole one.
+ */
 #define BIN_MAGIC "FIBDBIN1"
+#define BIN_VERSION 2
 #define BIN_HEADER_LEN 16
 #define BIN_RECORD_LEN 64
 #define BIN_NEXTHOP_LEN 40
+#define BIN_TRAILER_LEN 16
+#define BIN_TRAILER_MARK 0xff /* at offset 2, where a record has its family */
 
-enum bin_state { BS_INSTALLED, BS_PENDING, BS_FAILED, BS_WAITING, BS_NOT_INSTALLED };
+/* A record's state: ROUTE_STATUS's numbers where they mean the same, others above them. */
+enum bin_state {
+	BS_INSTALLED = PS_RS_INSTALLED,
+	BS_FAILED = PS_RS_FAILED,
+	BS_WAITING = PS_RS_WAITING,
+	BS_PENDING = 16,       /* a write is queued or in flight */
+	BS_NOT_INSTALLED = 17, /* wanted, not in the kernel, no write under way (held, decoupled) */
+};
 
 static uint8_t *
 bin_room(struct text *t, size_t n)
@@ -318,6 +332,20 @@ le32(uint8_t *p, uint32_t v)
 	le16(p + 2, (uint16_t)(v >> 16));
 }
 
+/* The trailer: its length, the mark, and how many records came before it. */
+static void
+bin_trailer(struct text *t, uint64_t records)
+{
+	uint8_t *p = bin_room(t, BIN_TRAILER_LEN);
+
+	if (!p)
+		return;
+	le16(p, BIN_TRAILER_LEN);
+	p[2] = BIN_TRAILER_MARK;
+	le32(p + 8, (uint32_t)records);
+	le32(p + 12, (uint32_t)(records >> 32));
+}
+
 static void
 bin_header(struct text *t)
 {
@@ -326,7 +354,7 @@ bin_header(struct text *t)
 	if (!p)
 		return;
 	memcpy(p, BIN_MAGIC, 8);
-	le16(p + 8, 1);
+	le16(p + 8, BIN_VERSION);
 	le16(p + 10, BIN_HEADER_LEN);
 	le16(p + 12, BIN_RECORD_LEN);
 	le16(p + 14, BIN_NEXTHOP_LEN);
@@ -367,8 +395,8 @@ bin_route(struct text *t, const struct rtable *rt, const struct route *r)
 	le32(p + 48, a->realm);
 	le32(p + 52, a->mtu);
 	p[56] = a->scope;
-	p[57] = r->err;
 	le16(p + 58, (uint16_t)n_nh);
+	le16(p + 60, r->err);
 	for (unsigned i = 0; i < n_nh; i++) {
 		const struct rnh *h = &a->nh[i];
 		uint8_t *q = p + BIN_RECORD_LEN + i * BIN_NEXTHOP_LEN;
@@ -439,6 +467,8 @@ dump_more(struct ctl_stream *st, struct ps_buf *out)
 	}
 	if (st->tidx == table_count() && st->fmt == FMT_JSON)
 		tprintf(&t, "]\n");
+	else if (st->tidx == table_count() && st->fmt == FMT_BINARY)
+		bin_trailer(&t, st->n);
 	if (t.len)
 		reply_chunk(out, st->req, t.p, t.len);
 	free(t.p);

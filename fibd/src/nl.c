@@ -49,75 +49,9 @@
 #include "log.h"
 #include "nl.h"
 
-#define NL_RCVBUF (32 * 1024 * 1024)
-#define NL_TEXT_INTERN_MAX 255 /* a route keeps an 8-bit index */
-#define NL_RUN_NS 3000000ull /* 3 ms per callback: well under the 10 ms bound, for low loop lag */
-/*
- * The kernel applies a whole batch inside send(), so one send is one slice of
- * our callback. Batches shrink when a send takes longer than this and grow back
- * when sends are quick.
- */
-#define NL_SEND_TARGET_NS 2000000ull
-#define NL_BATCH_MIN 4096
-#define NL_MMSG 64        /* ACK datagrams per recvmmsg */
-#define NL_MMSG_BUF 2048  /* an ACK: our message's header and the extended-ACK text */
+#include "nl-internal.h"
 
-enum op { OP_ADD_EXCL, OP_REPLACE, OP_DEL, OP_NH_ADD, OP_NH_DEL };
-
-/* fibd's nexthop object ids start here, clear of ids an operator picks by hand. */
-#define NL_NH_ID_BASE 0x10000000u
-#define NL_NH_PROBE_ID 0x0fffffffu
-
-struct inflight {
-	uint32_t seq;
-	uint8_t op;
-	struct route *r;    /* NULL for nexthop objects */
-	struct rattr *sent; /* reference; NULL for a delete */
-	uint32_t nh_id;     /* OP_NH_DEL */
-};
-
-static struct {
-	uv_loop_t *loop;
-	struct mnl_socket *wr;
-	uv_poll_t wr_poll;
-	uv_idle_t kick;
-	uv_timer_t retry;
-	bool open;
-	bool kick_on;
-	int wr_events;
-	uint8_t protocol;
-	struct nl_hooks hooks;
-	uint32_t seq;
-	struct route *qhead, *qtail;
-	uint64_t queued;              /* on the queue or held */
-	struct route *hhead, *htail;  /* held until their table's first scan is done, or couple */
-	uint64_t held;
-	struct inflight ring[NL_WINDOW_MAX];
-	uint32_t ring_head, ring_n;
-	_Alignas(8) char batch[NL_BATCH_BYTES + 8192];
-	size_t batch_len;
-	uint32_t batch_msgs;  /* messages in it, the last ones in the ring */
-	size_t batch_limit; /* adapts so that one send stays near NL_SEND_TARGET_NS */
-	struct route **parked;
-	size_t n_parked, cap_parked;
-	size_t failed_parked; /* parked as FAILED when the vector was last walked, or since */
-	uint64_t last_fail_ns;
-	uint32_t retry_ms;
-	uint32_t link_gen;
-	uint32_t wr_portid;   /* the writer's netlink port: notifications of its writes carry it */
-	bool use_nhid;        /* kernel nexthop objects instead of inline nexthops */
-	uint32_t next_nh_id;
-	uint32_t *nh_dels;    /* nexthop objects to delete */
-	size_t n_nh_dels, cap_nh_dels;
-	struct {
-		_Alignas(8) char buf[NL_MMSG][NL_MMSG_BUF];
-		struct iovec iov[NL_MMSG];
-		struct mmsghdr hdr[NL_MMSG];
-	} mm;
-	const char *texts[NL_TEXT_INTERN_MAX];
-	unsigned n_texts;
-	struct nl_stats st;
-} nl;
+struct nl_state nl;
 
 /* The writer socket's I/O; tests put a fake kernel here (nl_set_io). */
 static ssize_t
@@ -132,27 +66,24 @@ real_recvmmsg(struct mmsghdr *msgs, unsigned n)
 	return recvmmsg(mnl_socket_get_fd(nl.wr), msgs, n, MSG_DONTWAIT, NULL);
 }
 
-static nl_send_fn io_send = real_send;
-static nl_recvmmsg_fn io_recvmmsg = real_recvmmsg;
+nl_send_fn nl_io_send = real_send;
+nl_recvmmsg_fn nl_io_recvmmsg = real_recvmmsg;
 
 void
 nl_set_io(nl_send_fn send_fn, nl_recvmmsg_fn recvmmsg_fn)
 {
-	io_send = send_fn ? send_fn : real_send;
-	io_recvmmsg = recvmmsg_fn ? recvmmsg_fn : real_recvmmsg;
+	nl_io_send = send_fn ? send_fn : real_send;
+	nl_io_recvmmsg = recvmmsg_fn ? recvmmsg_fn : real_recvmmsg;
 }
 
-static void nl_on_kick(uv_idle_t *h);
 static void nl_on_retry(uv_timer_t *h);
-static void complete(struct inflight f, int err, const char *text);
-static void lose_oldest(uint32_t n);
 
 /*
  * Kernel messages are few distinct strings: keep one copy of each, and give
  * routes a small index (1-based; 0 is no text).
  */
-static uint8_t
-intern_text(const char *s)
+uint8_t
+nl_intern_text(const char *s)
 {
 	char *copy;
 
@@ -175,8 +106,8 @@ nl_text(uint16_t idx)
 
 /* ---- route flags, keeping the table's counters right ---- */
 
-static void
-set_state(struct route *r, uint8_t flag, bool on)
+void
+nl_set_state(struct route *r, uint8_t flag, bool on)
 {
 	struct rtable *t = table_at(r->rt);
 	bool was = r->flags & flag;
@@ -190,8 +121,8 @@ set_state(struct route *r, uint8_t flag, bool on)
 		t->n_waiting += on ? 1 : (uint64_t)-1;
 }
 
-static void
-set_have(struct route *r, struct rattr *a)
+void
+nl_set_have(struct route *r, struct rattr *a)
 {
 	struct rtable *t = table_at(r->rt);
 
@@ -204,8 +135,8 @@ set_have(struct route *r, struct rattr *a)
 }
 
 /* A route counts as pending in its table while queued or in flight. */
-static void
-pending_update(struct route *r, uint8_t before)
+void
+nl_pending_update(struct route *r, uint8_t before)
 {
 	bool was = before & (R_QUEUED | R_INFLIGHT), is = r->flags & (R_QUEUED | R_INFLIGHT);
 
@@ -215,8 +146,8 @@ pending_update(struct route *r, uint8_t before)
 
 /* ---- queue ---- */
 
-static void
-kick(void)
+void
+nl_kick(void)
 {
 	if (nl.open && !nl.kick_on) {
 		uv_idle_start(&nl.kick, nl_on_kick);
@@ -246,19 +177,19 @@ nl_enqueue(struct route *r)
 	if (!(r->flags & (R_QUEUED | R_INFLIGHT)))
 		r->since = (uint16_t)uv_now(nl.loop);
 	/* A new desired state is worth trying now, whatever failed before. */
-	set_state(r, R_FAILED, false);
-	set_state(r, R_WAITING, false);
+	nl_set_state(r, R_FAILED, false);
+	nl_set_state(r, R_WAITING, false);
 	if (r->flags & (R_QUEUED | R_INFLIGHT))
 		return; /* in flight: re-queued when its ACK shows want moved on */
 	r->flags |= R_QUEUED;
-	pending_update(r, (uint8_t)(r->flags & ~R_QUEUED));
+	nl_pending_update(r, (uint8_t)(r->flags & ~R_QUEUED));
 	fifo_append(&nl.qhead, &nl.qtail, r);
 	nl.queued++;
-	kick();
+	nl_kick();
 }
 
-static struct route *
-dequeue(void)
+struct route *
+nl_dequeue(void)
 {
 	struct route *r = nl.qhead;
 
@@ -269,7 +200,7 @@ dequeue(void)
 		nl.qtail = NULL;
 	r->qnext = NULL;
 	r->flags &= (uint8_t)~R_QUEUED;
-	pending_update(r, (uint8_t)(r->flags | R_QUEUED));
+	nl_pending_update(r, (uint8_t)(r->flags | R_QUEUED));
 	nl.queued--;
 	return r;
 }
@@ -278,7 +209,7 @@ void
 nl_route_lost(struct route *r)
 {
 	nl.st.routes_lost++;
-	set_have(r, NULL);
+	nl_set_have(r, NULL);
 	r->flags |= R_EXCL; /* another route may hold the key now: never replace it */
 	nl_enqueue(r);
 }
@@ -286,7 +217,7 @@ nl_route_lost(struct route *r)
 void
 nl_route_forget(struct route *r)
 {
-	set_have(r, NULL);
+	nl_set_have(r, NULL);
 }
 
 void
@@ -298,11 +229,11 @@ nl_route_changed(struct route *r, struct rattr *now)
 }
 
 /* Hold a route until its table's first scan is done, or until couple; it counts as queued. */
-static void
-hold(struct route *r)
+void
+nl_hold(struct route *r)
 {
 	r->flags |= R_QUEUED;
-	pending_update(r, (uint8_t)(r->flags & ~R_QUEUED));
+	nl_pending_update(r, (uint8_t)(r->flags & ~R_QUEUED));
 	nl.queued++;
 	nl.held++;
 	fifo_append(&nl.hhead, &nl.htail, r);
@@ -326,15 +257,15 @@ nl_release_held(struct rtable *t)
 			nl.htail = prev;
 		fifo_append(&nl.qhead, &nl.qtail, r);
 	}
-	kick();
+	nl_kick();
 }
 
 /* Put a route back at the head (it did not fit in this batch). */
-static void
-requeue_head(struct route *r)
+void
+nl_requeue_head(struct route *r)
 {
 	r->flags |= R_QUEUED;
-	pending_update(r, (uint8_t)(r->flags & ~R_QUEUED));
+	nl_pending_update(r, (uint8_t)(r->flags & ~R_QUEUED));
 	r->qnext = nl.qhead;
 	nl.qhead = r;
 	if (!nl.qtail)
@@ -354,8 +285,8 @@ nl_held(void)
 	return nl.held;
 }
 
-static void
-finish(struct route *r, int err, const char *text)
+void
+nl_finish(struct route *r, int err, const char *text)
 {
 	if (!err) {
 		double s = (double)(uint16_t)((uint16_t)uv_now(nl.loop) - r->since) / 1000;
@@ -372,8 +303,8 @@ finish(struct route *r, int err, const char *text)
 
 /* ---- parking ---- */
 
-static void
-park(struct route *r)
+void
+nl_park(struct route *r)
 {
 	if (r->flags & R_PARKED)
 		return;
@@ -422,7 +353,7 @@ unpark(uint8_t flag)
 				nl.st.retries++;
 				nl_enqueue(r);
 			} else if (!(r->flags & (R_QUEUED | R_INFLIGHT))) {
-				finish(r, -1, NULL); /* let the owner release it if unused */
+				nl_finish(r, -1, NULL); /* let the owner release it if unused */
 			}
 			continue;
 		}
@@ -430,6 +361,13 @@ unpark(uint8_t flag)
 		nl.parked[keep++] = r;
 	}
 	nl.n_parked = keep;
+}
+
+void
+nl_links_changed(void)
+{
+	nl.link_gen++; /* interface indexes are looked up again */
+	unpark(R_WAITING);
 }
 
 static void
@@ -441,611 +379,6 @@ nl_on_retry(uv_timer_t *h)
 	nl.retry_ms = nl.retry_ms * 2 > NL_RETRY_MAX_MS ? NL_RETRY_MAX_MS : nl.retry_ms * 2;
 	if (nl.failed_parked)
 		uv_timer_start(&nl.retry, nl_on_retry, nl.retry_ms, 0);
-}
-
-/* ---- building messages ---- */
-
-static int
-ifindex_of(struct rnh *nh)
-{
-	if (!nh->ifname[0])
-		return 0;
-	if (nh->link_gen != nl.link_gen || nh->ifindex <= 0) {
-		nh->ifindex = (int)if_nametoindex(nh->ifname);
-		nh->link_gen = nl.link_gen;
-	}
-	return nh->ifindex;
-}
-
-static uint32_t
-ring_push(enum op op, struct route *r, struct rattr *sent, uint32_t nh_id)
-{
-	struct inflight *f = &nl.ring[(nl.ring_head + nl.ring_n) % NL_WINDOW_MAX];
-
-	f->seq = ++nl.seq;
-	f->op = (uint8_t)op;
-	f->r = r;
-	f->sent = rattr_ref(sent);
-	f->nh_id = nh_id;
-	nl.ring_n++;
-	nl.batch_msgs++;
-	nl.st.msgs_sent++;
-	return f->seq;
-}
-
-/* One nexthop object: a gateway and/or a device, or a group of members. */
-static void
-put_nh_object(struct rattr *a, int member, uint32_t id)
-{
-	nl.batch_len += kmsg_put_nh_object(nl.batch + nl.batch_len, ring_push(OP_NH_ADD, NULL, a, id),
-	    nl.protocol, a, member, id);
-}
-
-/* Objects for a's nexthops: one for a single nexthop, members and a group for ECMP. */
-static void
-put_nh_objects(struct rattr *a)
-{
-	unsigned n = a->n_nh > 1 ? a->n_nh + 1u : 1u;
-
-	/* Fresh ids every time: a failed attempt may have left some of the old ones. */
-	a->nh_id = nl.next_nh_id + n - 1;
-	nl.next_nh_id += n;
-	if (nl.next_nh_id < NL_NH_ID_BASE)
-		nl.next_nh_id = NL_NH_ID_BASE;
-	if (a->n_nh == 1) {
-		put_nh_object(a, 0, a->nh_id);
-	} else {
-		for (unsigned i = 0; i < a->n_nh; i++)
-			put_nh_object(a, (int)i, a->nh_id - a->n_nh + i);
-		put_nh_object(a, -1, a->nh_id);
-	}
-	a->nh_state = RATTR_NH_CREATED;
-	a->nh_err = 0;
-}
-
-/*
- * Nexthop objects need a device; a nexthop given by its gateway alone is
- * resolved by the kernel only inline, so such routes stay inline.
- */
-static bool
-wants_nh_object(const struct rattr *a)
-{
-	if (!nl.use_nhid || !a || a->type != PS_RT_UNICAST || !a->n_nh)
-		return false;
-	for (unsigned i = 0; i < a->n_nh; i++)
-		if (!a->nh[i].ifname[0])
-			return false;
-	return true;
-}
-
-/* Queue the deletion of a's kernel objects (a is about to be freed or recreated). */
-static void
-drop_nh_objects(struct rattr *a)
-{
-	unsigned n;
-
-	if (!a->nh_id)
-		return;
-	n = a->n_nh > 1 ? a->n_nh + 1u : 1u;
-	if (nl.n_nh_dels + n > nl.cap_nh_dels) {
-		size_t cap = nl.cap_nh_dels ? nl.cap_nh_dels * 2 : 256;
-		uint32_t *d;
-		while (cap < nl.n_nh_dels + n)
-			cap *= 2;
-		if (!(d = realloc(nl.nh_dels, cap * sizeof(*d)))) {
-			log_warn("nl: out of memory; nexthop object %u stays in the kernel", a->nh_id);
-			a->nh_id = 0;
-			return;
-		}
-		nl.nh_dels = d;
-		nl.cap_nh_dels = cap;
-	}
-	/* Taken from the end: the group goes first, then its members. */
-	for (unsigned i = n; i-- > 0;)
-		nl.nh_dels[nl.n_nh_dels++] = a->nh_id - i;
-	a->nh_id = 0;
-	a->nh_state = RATTR_NH_NONE;
-	kick();
-}
-
-/* The kernel removed a's objects itself: forget them without deleting anything. */
-static void
-forget_nh_objects(struct rattr *a)
-{
-	a->nh_id = 0;
-	a->nh_state = RATTR_NH_NONE;
-	a->nh_err = 0;
-}
-
-static void
-forget_if_on_link(struct rattr *a, void *ctx)
-{
-	int ifindex = *(int *)ctx;
-
-	if (a->nh_state != RATTR_NH_CREATED)
-		return;
-	for (unsigned i = 0; i < a->n_nh; i++)
-		if (a->nh[i].ifindex == ifindex) {
-			forget_nh_objects(a);
-			return;
-		}
-}
-
-/*
- * A link went down or away: the kernel flushes the nexthop objects on it, and
- * the routes using them, without a notification of either.
- */
-void
-nl_link_down(int ifindex)
-{
-	rattr_for_each(forget_if_on_link, &ifindex);
-}
-
-void
-nl_links_changed(void)
-{
-	nl.link_gen++; /* interface indexes are looked up again */
-	unpark(R_WAITING);
-}
-
-static void
-nl_on_rattr_free(struct rattr *a)
-{
-	if (nl.open)
-		drop_nh_objects(a);
-}
-
-/*
- * Append the messages for r at op to the batch and record them in the window:
- * the nexthop objects the route needs first (when fibd uses them and they are
- * not there yet), then the route. Returns 1 if appended, 0 if it does not fit
- * (nothing appended), or -ENODEV if an interface named by a nexthop does not
- * exist now.
- */
-static int
-build(struct route *r, enum op op)
-{
-	struct rtable *t = table_at(r->rt);
-	struct rattr *a = r->want;
-	size_t room = sizeof(nl.batch) - nl.batch_len;
-	bool nhid = op != OP_DEL && wants_nh_object(a);
-	unsigned objects = nhid && a->nh_state != RATTR_NH_CREATED ? (a->n_nh > 1 ? a->n_nh + 1u : 1u)
-								     : 0;
-
-	/*
-	 * The largest route message (256 nexthops) is under KMSG_MAX, and so is
-	 * each nexthop object: keep room for all that this route needs.
-	 */
-	if (room < KMSG_MAX + objects * 128u + (objects > 1 ? 2048u : 0u))
-		return 0;
-	if (nl.ring_n + objects + 1 > NL_WINDOW_MAX)
-		return 0;
-	if (a)
-		for (unsigned i = 0; i < a->n_nh; i++)
-			if (a->nh[i].ifname[0] && ifindex_of(&a->nh[i]) <= 0)
-				return -ENODEV;
-	if (objects) {
-		if (a->nh_state == RATTR_NH_FAILED)
-			drop_nh_objects(a);
-		put_nh_objects(a);
-	}
-
-	{
-		struct kmsg_key k = { .table = t->id, .family = t->family, .plen = route_plen(r),
-			.tos = r->tos, .metric = r->metric };
-		route_prefix(r, &k.prefix);
-		nl.batch_len += kmsg_put_route(nl.batch + nl.batch_len,
-		    ring_push(op, r, op == OP_DEL ? NULL : a, 0),
-		    op == OP_DEL ? KMSG_DEL : op == OP_REPLACE ? KMSG_REPLACE : KMSG_ADD_EXCL, &k,
-		    nl.protocol, a, nhid);
-	}
-	return 1;
-}
-
-/* ---- sending ---- */
-
-static void nl_on_wr(uv_poll_t *h, int status, int events);
-
-/*
- * The kernel refused the whole batch (send failed with err): none of its
- * messages was applied, and no ACK will come for them. They are the last
- * batch_msgs entries of the window; each fails with err, as if refused alone,
- * so that its route is parked and retried and its slot is free again.
- */
-static void
-refuse_batch(int err)
-{
-	uint32_t n = nl.batch_msgs, first = (nl.ring_head + nl.ring_n - n) % NL_WINDOW_MAX;
-
-	log_warn_errno(err, "nl: the kernel refused a %zu-byte batch of %u messages; "
-			    "each fails with this error", nl.batch_len, n);
-	nl.st.batches_refused++;
-	nl.batch_len = 0;
-	nl.batch_msgs = 0;
-	nl.ring_n -= n;
-	for (uint32_t i = 0; i < n; i++)
-		complete(nl.ring[(first + i) % NL_WINDOW_MAX], err, "the kernel refused the batch");
-}
-
-/* Send the pending batch. Returns 0 when sent (or nothing to send), -EAGAIN to wait. */
-static int
-flush(void)
-{
-	ssize_t n;
-
-	uint64_t t0;
-
-	if (!nl.batch_len)
-		return 0;
-	t0 = uv_hrtime();
-	n = io_send(nl.batch, nl.batch_len);
-	if (n >= 0) {
-		uint64_t dt = uv_hrtime() - t0;
-		if (dt / 1000 > nl.st.send_max_us)
-			nl.st.send_max_us = dt / 1000;
-		if (dt > 2 * NL_SEND_TARGET_NS && nl.batch_limit > NL_BATCH_MIN)
-			nl.batch_limit /= 2;
-		else if (dt < NL_SEND_TARGET_NS / 2 && nl.batch_len >= nl.batch_limit &&
-		    nl.batch_limit < NL_BATCH_BYTES)
-			nl.batch_limit += nl.batch_limit / 4;
-	}
-	if (n < 0) {
-		if (errno == EAGAIN || errno == EWOULDBLOCK || errno == ENOBUFS) {
-			nl.st.eagain++;
-			uv_poll_start(&nl.wr_poll, UV_READABLE | UV_WRITABLE, nl_on_wr);
-			nl.wr_events = UV_READABLE | UV_WRITABLE;
-			return -EAGAIN;
-		}
-		refuse_batch(errno);
-		return 0;
-	}
-	nl.st.batches_sent++;
-	nl.batch_len = 0;
-	nl.batch_msgs = 0;
-	if (nl.wr_events & UV_WRITABLE) {
-		uv_poll_start(&nl.wr_poll, UV_READABLE, nl_on_wr);
-		nl.wr_events = UV_READABLE;
-	}
-	return 0;
-}
-
-/*
- * The kernel's route (an adopted one, in the form the dump gave it) already
- * means what the owner wants, as with a route fed without a device that the
- * kernel resolved: take want as have, and write nothing. Not while have holds
- * a nexthop object that want does not use: dropping have would delete the
- * object, and with it the route.
- */
-static bool
-kernel_fulfils(struct route *r)
-{
-	if (!r->have || !r->want || !rattr_fulfils(r->have, r->want) ||
-	    (r->have->nh_id && r->have->nh_id != r->want->nh_id))
-		return false;
-	rattr_unref(r->have);
-	r->have = rattr_ref(r->want); /* still installed: the count stays */
-	r->flags &= (uint8_t)~R_EXCL;
-	return true;
-}
-
-/* One writer step: fill and send a batch, bounded by window, bytes and time. */
-static void
-nl_on_kick(uv_idle_t *h)
-{
-	uint64_t deadline = uv_hrtime() + NL_RUN_NS;
-	uint64_t t0 = health_cb_begin();
-	(void)h;
-
-	while (uv_hrtime() < deadline) {
-		uint32_t msgs = 0;
-		struct route *r;
-
-		if (flush() < 0)
-			break;
-		while (nl.n_nh_dels && nl.ring_n < NL_WINDOW_MAX &&
-		    sizeof(nl.batch) - nl.batch_len > 256) {
-			uint32_t id = nl.nh_dels[--nl.n_nh_dels];
-			nl.batch_len += kmsg_put_nh_del(nl.batch + nl.batch_len,
-			    ring_push(OP_NH_DEL, NULL, NULL, id), id);
-			msgs++;
-		}
-		while (nl.ring_n < NL_WINDOW_MAX && (r = dequeue())) {
-			enum op op;
-			int rc;
-			if (r->flags & R_INFLIGHT)
-				continue;
-			if (r->want == r->have || kernel_fulfils(r)) {
-				finish(r, -1, NULL); /* nothing to write after all */
-				continue;
-			}
-			/*
-			 * Held: a decoupled table is left alone until couple; no blind
-			 * first write, the table's scan comes first (asked for here).
-			 */
-			if (table_at(r->rt)->decoupled ||
-			    (nl.hooks.writable && !nl.hooks.writable(table_at(r->rt)))) {
-				hold(r);
-				continue;
-			}
-			if (!r->want)
-				op = OP_DEL;
-			else if (!r->have && (r->flags & R_EXCL))
-				op = OP_ADD_EXCL;
-			else
-				op = OP_REPLACE;
-			rc = build(r, op);
-			if (rc == 0) {
-				requeue_head(r);
-				break;
-			}
-			if (rc < 0) {
-				/* An interface is missing: wait for it like an unreachable nexthop. */
-				r->err = ENODEV;
-				r->errtext = intern_text("interface does not exist");
-				set_state(r, R_WAITING, true);
-				park(r);
-				finish(r, ENODEV, nl_text(r->errtext));
-				continue;
-			}
-			r->flags |= R_INFLIGHT;
-			pending_update(r, (uint8_t)(r->flags & ~R_INFLIGHT));
-			msgs++;
-			if (op == OP_DEL)
-				nl.st.deletes++;
-			else if (op == OP_REPLACE)
-				nl.st.replaces++;
-			else
-				nl.st.adds++;
-			if (nl.batch_len >= nl.batch_limit)
-				break;
-		}
-		if (!msgs && !nl.batch_len)
-			break;
-		if (flush() < 0)
-			break;
-		if (nl.ring_n >= NL_WINDOW_MAX || !nl.qhead)
-			break;
-	}
-	if ((!nl.qhead || nl.ring_n >= NL_WINDOW_MAX) && !nl.batch_len && !nl.n_nh_dels) {
-		uv_idle_stop(&nl.kick);
-		nl.kick_on = false;
-	}
-	health_cb_end(t0, "netlink write");
-}
-
-/* ---- ACKs ---- */
-
-struct ack_attrs {
-	const char *msg;
-};
-
-static int
-ack_attr_cb(const struct nlattr *attr, void *data)
-{
-	struct ack_attrs *a = data;
-
-	if (mnl_attr_get_type(attr) == NLMSGERR_ATTR_MSG &&
-	    mnl_attr_validate(attr, MNL_TYPE_NUL_STRING) >= 0)
-		a->msg = mnl_attr_get_str(attr);
-	return MNL_CB_OK;
-}
-
-static bool
-unreachable_errno(int err)
-{
-	return err == ENETUNREACH || err == ENODEV || err == ENETDOWN || err == EHOSTUNREACH;
-}
-
-/*
- * The outcome of one message that left the window: its ACK (err 0 or a
- * positive errno, text the kernel's extended-ACK message or NULL), or the
- * error of a batch the kernel refused as a whole.
- */
-static void
-complete(struct inflight f, int err, const char *text)
-{
-	struct ack_attrs aa = { text };
-	struct route *r;
-
-	if (f.op == OP_NH_ADD || f.op == OP_NH_DEL) {
-		if (f.op == OP_NH_ADD && err && f.sent->nh_state == RATTR_NH_CREATED) {
-			/* Routes using it fail too; they report this error, the real cause. */
-			f.sent->nh_state = RATTR_NH_FAILED;
-			f.sent->nh_err = (uint16_t)err;
-		}
-		if (err && !(f.op == OP_NH_DEL && err == ENOENT))
-			log_debug("nl: nexthop object %u: %s%s%s", f.op == OP_NH_DEL ? f.nh_id : 0,
-			    strerror(err), aa.msg ? ": " : "", aa.msg ? aa.msg : "");
-		rattr_unref(f.sent);
-		return;
-	}
-	r = f.r;
-	r->flags &= (uint8_t)~R_INFLIGHT;
-	pending_update(r, (uint8_t)(r->flags | R_INFLIGHT));
-	if (err && f.sent && f.sent->nh_state == RATTR_NH_FAILED && f.sent->nh_err) {
-		/* The object could not be made: that is the route's real error. */
-		err = f.sent->nh_err;
-		aa.msg = "nexthop object could not be made";
-	}
-	if (f.op == OP_DEL && err == ESRCH)
-		err = 0; /* already gone: the delete is done */
-	if (!err) {
-		/* Once gone, the key may be taken by a foreign route: add with EXCL again. */
-		if (f.op == OP_DEL) {
-			set_have(r, NULL);
-			r->flags |= R_EXCL;
-		} else {
-			set_have(r, rattr_ref(f.sent));
-			r->flags &= (uint8_t)~R_EXCL;
-			r->seen = table_at(r->rt)->epoch; /* the kernel has it as of now */
-		}
-		r->err = 0;
-		r->errtext = 0;
-		set_state(r, R_FAILED, false);
-		set_state(r, R_WAITING, false);
-		if (r->want != r->have)
-			nl_enqueue(r);
-	} else {
-		nl.st.errors++;
-		r->err = (uint8_t)(err < 256 ? err : EIO);
-		r->errtext = intern_text(aa.msg);
-		if (f.sent && f.sent->nh_state == RATTR_NH_CREATED && aa.msg &&
-		    !strcmp(aa.msg, "Nexthop id does not exist")) {
-			/* The kernel removed the object (its link went down): make a new one. */
-			forget_nh_objects(f.sent);
-			nl_enqueue(r);
-			rattr_unref(f.sent);
-			finish(r, -1, NULL);
-			return;
-		}
-		if (err == EEXIST && f.op == OP_ADD_EXCL && nl.hooks.exists)
-			nl.hooks.exists(table_at(r->rt)); /* fibd's own, missed by a dump? */
-		if (r->want != f.sent) {
-			/* It changed meanwhile: write the new state instead of parking. */
-			nl_enqueue(r);
-		} else {
-			set_state(r, unreachable_errno(err) ? R_WAITING : R_FAILED, true);
-			park(r);
-		}
-	}
-	rattr_unref(f.sent);
-	finish(r, err, nl_text(r->errtext));
-}
-
-/*
- * An ACK that is not for the oldest message in flight. The kernel answers the
- * messages of one socket in order, so the ones before it will get no ACK: they
- * were lost (or the kernel misbehaves). They are written again, and the ACK
- * is taken for its own message. An ACK for no message in flight is ignored.
- * Returns true when the ACK's message is now the oldest.
- */
-static bool
-ack_skips_to(uint32_t seq)
-{
-	uint32_t k;
-
-	for (k = 1; k < nl.ring_n; k++)
-		if (nl.ring[(nl.ring_head + k) % NL_WINDOW_MAX].seq == seq)
-			break;
-	if (k == nl.ring_n) {
-		log_warn("nl: ACK for sequence %u matches no message in flight; ignored", seq);
-		return false;
-	}
-	log_warn("nl: ACK for sequence %u came before those of %u earlier messages; "
-		 "writing those again", seq, k);
-	lose_oldest(k);
-	return true;
-}
-
-static void
-handle_ack(const struct nlmsghdr *nlh)
-{
-	const struct nlmsgerr *e = mnl_nlmsg_get_payload(nlh);
-	struct ack_attrs aa = { NULL };
-	struct inflight f;
-
-	if (nlh->nlmsg_len < mnl_nlmsg_size(sizeof(*e)))
-		return;
-	if (nl.ring_n && nl.ring[nl.ring_head].seq != nlh->nlmsg_seq && !ack_skips_to(nlh->nlmsg_seq))
-		return;
-	if (nl.ring_n == 0) {
-		log_warn("nl: ACK for sequence %u with nothing in flight; ignored", nlh->nlmsg_seq);
-		return;
-	}
-	f = nl.ring[nl.ring_head];
-	nl.ring_head = (nl.ring_head + 1) % NL_WINDOW_MAX;
-	nl.ring_n--;
-	nl.st.acks++;
-
-	if (e->error && (nlh->nlmsg_flags & NLM_F_ACK_TLVS)) {
-		size_t off = sizeof(*e);
-		if (!(nlh->nlmsg_flags & NLM_F_CAPPED))
-			off += e->msg.nlmsg_len - sizeof(struct nlmsghdr);
-		if (mnl_nlmsg_size(off) <= nlh->nlmsg_len)
-			mnl_attr_parse(nlh, (unsigned)off, ack_attr_cb, &aa);
-	}
-	complete(f, -e->error, aa.msg);
-}
-
-/*
- * The n oldest messages in flight will get no ACK: their routes are written
- * again (an add that did land is replaced by itself; one sent with EXCL may now
- * fail with EEXIST, which the next scan resolves), and nexthop objects are made
- * again with fresh ids.
- */
-static void
-lose_oldest(uint32_t n)
-{
-	while (n--) {
-		struct inflight *f = &nl.ring[nl.ring_head];
-		nl.ring_head = (nl.ring_head + 1) % NL_WINDOW_MAX;
-		nl.ring_n--;
-		if (f->r) {
-			f->r->flags &= (uint8_t)~R_INFLIGHT;
-			pending_update(f->r, (uint8_t)(f->r->flags | R_INFLIGHT));
-			nl_enqueue(f->r);
-		} else if (f->sent && f->op == OP_NH_ADD) {
-			f->sent->nh_state = RATTR_NH_FAILED; /* made again with fresh ids */
-			f->sent->nh_err = 0;
-		}
-		rattr_unref(f->sent);
-	}
-}
-
-/* Every message in flight is lost (receive overrun): send them all again. */
-static void
-lose_window(void)
-{
-	log_warn("nl: %u ACKs lost (receive buffer overrun); writing those routes again",
-	    nl.ring_n);
-	/* A batch not sent yet is in the window too: it is built again. */
-	nl.batch_len = 0;
-	nl.batch_msgs = 0;
-	lose_oldest(nl.ring_n);
-}
-
-static void
-nl_on_wr(uv_poll_t *h, int status, int events)
-{
-	uint64_t t0 = health_cb_begin();
-	(void)h;
-	if (status < 0) {
-		/*
-		 * A pending socket error (ENOBUFS: ACKs were lost) shows as POLLERR,
-		 * and libuv stops the handle on it. Watch again, and read: recvmmsg
-		 * returns the error and clears it.
-		 */
-		uv_poll_start(&nl.wr_poll, nl.wr_events, nl_on_wr);
-		events = UV_READABLE;
-	}
-	if (events & UV_READABLE) {
-		/* Each ACK is a datagram of its own: take up to NL_MMSG per system call. */
-		for (int i = 0; i < NL_RECV_BUDGET; i++) {
-			int n = io_recvmmsg(nl.mm.hdr, NL_MMSG);
-			if (n < 0) {
-				if (errno == ENOBUFS)
-					lose_window();
-				break;
-			}
-			for (int k = 0; k < n; k++) {
-				const struct nlmsghdr *nlh = (const struct nlmsghdr *)nl.mm.buf[k];
-				int len = (int)nl.mm.hdr[k].msg_len;
-				if (nl.mm.hdr[k].msg_hdr.msg_flags & MSG_TRUNC)
-					log_warn("nl: an ACK was truncated to %d bytes", len);
-				for (; kmsg_ok(nlh, len); nlh = mnl_nlmsg_next(nlh, &len))
-					if (nlh->nlmsg_type == NLMSG_ERROR)
-						handle_ack(nlh);
-				nl.mm.hdr[k].msg_len = 0;
-			}
-			if (n < NL_MMSG)
-				break;
-		}
-	}
-	if (events & UV_WRITABLE)
-		flush();
-	if (nl.qhead && nl.ring_n < NL_WINDOW_MAX)
-		kick();
-	health_cb_end(t0, "netlink ACKs");
 }
 
 /* ---- setup ---- */
@@ -1244,7 +577,7 @@ nl_init(uv_loop_t *loop, uint8_t protocol, const struct nl_hooks *hooks)
 	nl.wr_events = UV_READABLE;
 	nl.open = true;
 	if (nl.qhead)
-		kick();
+		nl_kick();
 	return 0;
 }
 

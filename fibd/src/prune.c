@@ -1,14 +1,22 @@
 /*
- * prune: adopted routes nobody claims go (engine layer). A scan adopts the
+ * prune: after a scan, what the kernel has of fibd's that nobody wants goes,
+ * and what someone wants that the kernel lost comes back (engine layer).
+ *
+ * Pruning. A scan adopts the
  * routes of fibd's protocol it finds and hands their keys here; `grace` seconds
  * later (startup_grace), those still claimed by no client are withdrawn, at
  * most PRUNE_BUDGET per callback. A client that comes back in time claims
  * its routes by feeding them again. After a restart, a table whose clients
  * have all fed it again is pruned at once (prune_table_claimed; docs/design.md,
  * invariant 8).
+ *
+ * Repairing. A rescan marks every route its dump showed with the table's
+ * epoch; the repair walk then writes again the routes a client wants, that
+ * fibd had installed, and that the dump did not show (prune_repair).
  */
 #include <stdlib.h>
 
+#include "event.h"
 #include "health.h"
 #include "log.h"
 #include "nl.h"
@@ -31,6 +39,13 @@ static struct {
 	uv_timer_t prune_timer;
 	uv_idle_t pruner;
 	uint64_t pruned;
+	/* the repair walk after a rescan: every route of the table, a budget at a time */
+	uv_idle_t repairer;
+	struct rtable *repair_table;
+	void (*repair_done)(void);
+	bool repair_started;
+	union ps_addr repair_after; /* the walk resumes after this prefix */
+	uint8_t repair_after_len;
 } pr;
 
 static void prune_on_timer(uv_timer_t *h);
@@ -164,6 +179,77 @@ prune_on_timer(uv_timer_t *h)
 }
 
 
+/* ---- the repair walk after a rescan ---- */
+
+struct repair_walk {
+	struct rtable *t;
+	unsigned budget;
+	const struct tnode *last; /* the prefix of the last route looked at */
+	bool stopped;
+};
+
+/*
+ * One route of the table. A rescan marked every route its dump showed with
+ * the table's epoch: a route a client wants, that fibd had installed, and
+ * that the dump did not show, was lost (a link went down, someone deleted it):
+ * write it again. Routes with a write queued or in flight are left to it. The
+ * walk stops only between prefixes, where table_walk_after resumes.
+ */
+static int
+repair_one(struct route *r, void *ctx)
+{
+	struct repair_walk *w = ctx;
+	struct rtable *t = w->t;
+
+	if (!w->budget && r->node != w->last) {
+		w->stopped = true;
+		return 1;
+	}
+	if (w->budget)
+		w->budget--;
+	w->last = r->node;
+	route_prefix(r, &pr.repair_after);
+	pr.repair_after_len = route_plen(r);
+	if (t->diffing && r->want) {
+		if (r->flags & (R_FAILED | R_WAITING))
+			event_emit(&(struct event){ .kind = EV_DIFF, .t = t, .r = r, .diff = DIFF_FAILED });
+		else if (r->seen != t->epoch)
+			event_emit(&(struct event){ .kind = EV_DIFF, .t = t, .r = r, .diff = DIFF_MISSING });
+	}
+	if (!r->want || !r->have || r->seen == t->epoch || (r->flags & (R_QUEUED | R_INFLIGHT)))
+		return 0;
+	nl_route_lost(r);
+	return 0;
+}
+
+static void
+prune_on_repair(uv_idle_t *h)
+{
+	uint64_t t0 = health_cb_begin();
+	struct repair_walk w = { .t = pr.repair_table, .budget = PRUNE_REPAIR_BUDGET };
+	(void)h;
+
+	table_walk_after(pr.repair_table, pr.repair_started ? &pr.repair_after : NULL,
+	    pr.repair_after_len, repair_one, &w);
+	pr.repair_started = true;
+	if (!w.stopped) {
+		void (*done)(void) = pr.repair_done;
+		uv_idle_stop(&pr.repairer);
+		pr.repair_table = NULL;
+		done();
+	}
+	health_cb_end(t0, "sync repair");
+}
+
+void
+prune_repair(struct rtable *t, void (*done)(void))
+{
+	pr.repair_table = t;
+	pr.repair_done = done;
+	pr.repair_started = false;
+	uv_idle_start(&pr.repairer, prune_on_repair);
+}
+
 void
 prune_init(uv_loop_t *loop, uint32_t grace_s)
 {
@@ -172,6 +258,7 @@ prune_init(uv_loop_t *loop, uint32_t grace_s)
 	pr.pruned = 0;
 	uv_timer_init(loop, &pr.prune_timer);
 	uv_idle_init(loop, &pr.pruner);
+	uv_idle_init(loop, &pr.repairer);
 	pr.open = true;
 }
 
@@ -195,6 +282,7 @@ prune_close(void)
 	pr.open = false;
 	uv_close((uv_handle_t *)&pr.prune_timer, NULL);
 	uv_close((uv_handle_t *)&pr.pruner, NULL);
+	uv_close((uv_handle_t *)&pr.repairer, NULL);
 	while (pr.prunes) {
 		struct prune *p = pr.prunes;
 		pr.prunes = p->next;

@@ -1,7 +1,8 @@
 /*
  * prune: adopted routes nobody claims are withdrawn after the grace time, or as
  * soon as every client that fed their table before a restart has fed it again
- * (engine layer; docs/design.md, invariant 8).
+ * (docs/design.md, invariant 8); routes the kernel lost are written again after
+ * a rescan (engine layer).
  */
 #ifndef FIBD_PRUNE_H
 #define FIBD_PRUNE_H
@@ -43,6 +44,15 @@ void prune_schedule(struct rtable *t, struct scan_key *keys, size_t n, bool firs
  * now (or as soon as that scan is applied), not after the grace time.
  */
 void prune_table_claimed(struct rtable *t);
+
+/*
+ * prune_repair - after a sure rescan of t: write again, a budget at a time,
+ * every route a client wants that fibd had installed and the dump did not show
+ * (its `seen` is not the table's epoch); report missing and failed ones to a
+ * diff waiting for the rescan (t->diffing). Then done().
+ */
+#define PRUNE_REPAIR_BUDGET 4096 /* routes looked at per callback */
+void prune_repair(struct rtable *t, void (*done)(void));
 
 /* prune_count - routes withdrawn so far, unclaimed. */
 uint64_t prune_count(void);

@@ -82,11 +82,6 @@ static struct {
 	char *kept;
 	size_t kept_len, kept_cap, kept_at;
 	bool kept_overflow;
-	/* the repair walk after a rescan: every route of the table, a budget at a time */
-	uv_idle_t repairer;
-	bool repair_started;
-	union ps_addr repair_after; /* the walk resumes after this prefix */
-	uint8_t repair_after_len;
 	struct sync_stats st;
 } sy;
 
@@ -184,7 +179,6 @@ collect(const struct scan_key *k)
 
 static void job_done(void);
 static void rescan_done(void);
-static void sync_on_repair(uv_idle_t *h);
 static void dump_route(const struct nlmsghdr *nlh, const struct kmsg_rt *kr, void *ctx);
 static void dump_end(int result, void *ctx);
 
@@ -483,8 +477,7 @@ sync_on_apply(uv_idle_t *h)
 		/* What an unsure dump lacks may be there: no route is taken for lost from it. */
 		rescan_done();
 	} else {
-		sy.repair_started = false;
-		uv_idle_start(&sy.repairer, sync_on_repair);
+		prune_repair(t, rescan_done);
 	}
 	health_cb_end(t0, "sync apply");
 }
@@ -499,65 +492,6 @@ rescan_done(void)
 	job_done();
 }
 
-/* ---- the repair walk after a rescan ---- */
-
-struct repair_walk {
-	struct rtable *t;
-	unsigned budget;
-	const struct tnode *last; /* the prefix of the last route looked at */
-	bool stopped;
-};
-
-/*
- * One route of the table. A rescan marked every route its dump showed with
- * the table's epoch: a route a client wants, that fibd had installed, and
- * that the dump did not show, was lost (a link went down, someone deleted it):
- * write it again. Routes with a write queued or in flight are left to it. The
- * walk stops only between prefixes, where table_walk_after resumes.
- */
-static int
-repair_one(struct route *r, void *ctx)
-{
-	struct repair_walk *w = ctx;
-	struct rtable *t = w->t;
-
-	if (!w->budget && r->node != w->last) {
-		w->stopped = true;
-		return 1;
-	}
-	if (w->budget)
-		w->budget--;
-	w->last = r->node;
-	route_prefix(r, &sy.repair_after);
-	sy.repair_after_len = route_plen(r);
-	if (t->diffing && r->want) {
-		if (r->flags & (R_FAILED | R_WAITING))
-			diff_one(t, DIFF_FAILED, r, NULL);
-		else if (r->seen != t->epoch)
-			diff_one(t, DIFF_MISSING, r, NULL);
-	}
-	if (!r->want || !r->have || r->seen == t->epoch || (r->flags & (R_QUEUED | R_INFLIGHT)))
-		return 0;
-	nl_route_lost(r);
-	return 0;
-}
-
-static void
-sync_on_repair(uv_idle_t *h)
-{
-	uint64_t t0 = health_cb_begin();
-	struct repair_walk w = { .t = sy.cur, .budget = SYNC_REPAIR_BUDGET };
-	(void)h;
-
-	table_walk_after(sy.cur, sy.repair_started ? &sy.repair_after : NULL, sy.repair_after_len,
-	    repair_one, &w);
-	sy.repair_started = true;
-	if (!w.stopped) {
-		uv_idle_stop(&sy.repairer);
-		rescan_done();
-	}
-	health_cb_end(t0, "sync repair");
-}
 
 static void
 job_done(void)
@@ -925,7 +859,6 @@ sync_init(uv_loop_t *loop, uint8_t protocol, uint32_t grace_s, uint32_t interval
 		return r;
 	uv_timer_init(loop, &sy.retry);
 	uv_idle_init(loop, &sy.applier);
-	uv_idle_init(loop, &sy.repairer);
 	uv_timer_init(loop, &sy.soon);
 	uv_timer_init(loop, &sy.periodic);
 	if (sy.interval_ms)
@@ -956,7 +889,6 @@ sync_close(void)
 	uv_close((uv_handle_t *)&sy.retry, NULL);
 	prune_close();
 	uv_close((uv_handle_t *)&sy.applier, NULL);
-	uv_close((uv_handle_t *)&sy.repairer, NULL);
 	uv_close((uv_handle_t *)&sy.soon, NULL);
 	uv_close((uv_handle_t *)&sy.periodic, NULL);
 	drop_attrs(0);

@@ -26,7 +26,6 @@
 #define SYNC_RETRY_MIN_MS 100
 #define SYNC_RETRY_MAX_MS 10000
 #define SYNC_APPLY_BUDGET 2048          /* keys of a valid dump applied per callback */
-#define SYNC_REPAIR_BUDGET 4096         /* routes looked at per callback by the repair walk */
 #define SYNC_RESCAN_DELAY_MS 500        /* link or address changes settle for this long */
 #define SYNC_GRACE_DEFAULT 120          /* seconds */
 #define SYNC_KEEP_MAX (8u << 20)        /* notifications kept during one scan, bytes */

@@ -1,0 +1,108 @@
+/*
+ * nl-internal.h: the writer's state and helpers, shared by its two files:
+ * nl.c (the queue, held and parked routes, setup) and nl_send.c (building
+ * batches, sending them, reading ACKs). Nothing else includes it.
+ */
+#ifndef FIBD_NL_INTERNAL_H
+#define FIBD_NL_INTERNAL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/socket.h>
+
+#include <libmnl/libmnl.h>
+
+#include "nl.h"
+
+#define NL_RCVBUF (32 * 1024 * 1024)
+#define NL_TEXT_INTERN_MAX 255 /* a route keeps an 8-bit index */
+#define NL_RUN_NS 3000000ull /* 3 ms per callback: well under the 10 ms bound, for low loop lag */
+/*
+ * The kernel applies a whole batch inside send(), so one send is one slice of
+ * our callback. Batches shrink when a send takes longer than this and grow back
+ * when sends are quick.
+ */
+#define NL_SEND_TARGET_NS 2000000ull
+#define NL_BATCH_MIN 4096
+#define NL_MMSG 64        /* ACK datagrams per recvmmsg */
+#define NL_MMSG_BUF 2048  /* an ACK: our message's header and the extended-ACK text */
+
+enum op { OP_ADD_EXCL, OP_REPLACE, OP_DEL, OP_NH_ADD, OP_NH_DEL };
+
+/* fibd's nexthop object ids start here, clear of ids an operator picks by hand. */
+#define NL_NH_ID_BASE 0x10000000u
+#define NL_NH_PROBE_ID 0x0fffffffu
+
+struct inflight {
+	uint32_t seq;
+	uint8_t op;
+	struct route *r;    /* NULL for nexthop objects */
+	struct rattr *sent; /* reference; NULL for a delete */
+	uint32_t nh_id;     /* OP_NH_DEL */
+};
+
+struct nl_state {
+	uv_loop_t *loop;
+	struct mnl_socket *wr;
+	uv_poll_t wr_poll;
+	uv_idle_t kick;
+	uv_timer_t retry;
+	bool open;
+	bool kick_on;
+	int wr_events;
+	uint8_t protocol;
+	struct nl_hooks hooks;
+	uint32_t seq;
+	struct route *qhead, *qtail;
+	uint64_t queued;              /* on the queue or held */
+	struct route *hhead, *htail;  /* held until their table's first scan is done, or couple */
+	uint64_t held;
+	struct inflight ring[NL_WINDOW_MAX];
+	uint32_t ring_head, ring_n;
+	_Alignas(8) char batch[NL_BATCH_BYTES + 8192];
+	size_t batch_len;
+	uint32_t batch_msgs;  /* messages in it, the last ones in the ring */
+	size_t batch_limit; /* adapts so that one send stays near NL_SEND_TARGET_NS */
+	struct route **parked;
+	size_t n_parked, cap_parked;
+	size_t failed_parked; /* parked as FAILED when the vector was last walked, or since */
+	uint64_t last_fail_ns;
+	uint32_t retry_ms;
+	uint32_t link_gen;
+	uint32_t wr_portid;   /* the writer's netlink port: notifications of its writes carry it */
+	bool use_nhid;        /* kernel nexthop objects instead of inline nexthops */
+	uint32_t next_nh_id;
+	uint32_t *nh_dels;    /* nexthop objects to delete */
+	size_t n_nh_dels, cap_nh_dels;
+	struct {
+		_Alignas(8) char buf[NL_MMSG][NL_MMSG_BUF];
+		struct iovec iov[NL_MMSG];
+		struct mmsghdr hdr[NL_MMSG];
+	} mm;
+	const char *texts[NL_TEXT_INTERN_MAX];
+	unsigned n_texts;
+	struct nl_stats st;
+};
+
+extern struct nl_state nl;
+
+/* nl.c */
+void nl_kick(void);
+void nl_set_state(struct route *r, uint8_t flag, bool on);
+void nl_set_have(struct route *r, struct rattr *a);
+void nl_pending_update(struct route *r, uint8_t before);
+struct route *nl_dequeue(void);
+void nl_requeue_head(struct route *r);
+void nl_hold(struct route *r);
+void nl_finish(struct route *r, int err, const char *text);
+void nl_park(struct route *r);
+uint8_t nl_intern_text(const char *s);
+extern nl_send_fn nl_io_send;
+extern nl_recvmmsg_fn nl_io_recvmmsg;
+
+/* nl_send.c */
+void nl_on_kick(uv_idle_t *h);
+void nl_on_wr(uv_poll_t *h, int status, int events);
+void nl_on_rattr_free(struct rattr *a);
+
+#endif

@@ -1,0 +1,623 @@
+/*
+ * nl_send: the writer's batches (nl.c has the queue and the parked routes). A
+ * callback pops routes, builds each one's messages (kmsg.c) into one buffer,
+ * the nexthop objects a route needs first, and sends the buffer in one send;
+ * ACKs come back on the same socket in the order of the messages, each matched
+ * to its message in the window by sequence number, and its outcome lands on
+ * the route. Budgets: NL_RUN_NS per callback, NL_WINDOW_MAX messages in
+ * flight, batches that shrink when a send takes long.
+ */
+#include <errno.h>
+#include <net/if.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <linux/nexthop.h>
+#include <linux/rtnetlink.h>
+
+#include "health.h"
+#include "kmsg.h"
+#include "log.h"
+#include "nl-internal.h"
+
+static void complete(struct inflight f, int err, const char *text);
+static void lose_oldest(uint32_t n);
+
+/* ---- building messages ---- */
+
+static int
+ifindex_of(struct rnh *nh)
+{
+	if (!nh->ifname[0])
+		return 0;
+	if (nh->link_gen != nl.link_gen || nh->ifindex <= 0) {
+		nh->ifindex = (int)if_nametoindex(nh->ifname);
+		nh->link_gen = nl.link_gen;
+	}
+	return nh->ifindex;
+}
+
+static uint32_t
+ring_push(enum op op, struct route *r, struct rattr *sent, uint32_t nh_id)
+{
+	struct inflight *f = &nl.ring[(nl.ring_head + nl.ring_n) % NL_WINDOW_MAX];
+
+	f->seq = ++nl.seq;
+	f->op = (uint8_t)op;
+	f->r = r;
+	f->sent = rattr_ref(sent);
+	f->nh_id = nh_id;
+	nl.ring_n++;
+	nl.batch_msgs++;
+	nl.st.msgs_sent++;
+	return f->seq;
+}
+
+/* One nexthop object: a gateway and/or a device, or a group of members. */
+static void
+put_nh_object(struct rattr *a, int member, uint32_t id)
+{
+	nl.batch_len += kmsg_put_nh_object(nl.batch + nl.batch_len, ring_push(OP_NH_ADD, NULL, a, id),
+	    nl.protocol, a, member, id);
+}
+
+/* Objects for a's nexthops: one for a single nexthop, members and a group for ECMP. */
+static void
+put_nh_objects(struct rattr *a)
+{
+	unsigned n = a->n_nh > 1 ? a->n_nh + 1u : 1u;
+
+	/* Fresh ids every time: a failed attempt may have left some of the old ones. */
+	a->nh_id = nl.next_nh_id + n - 1;
+	nl.next_nh_id += n;
+	if (nl.next_nh_id < NL_NH_ID_BASE)
+		nl.next_nh_id = NL_NH_ID_BASE;
+	if (a->n_nh == 1) {
+		put_nh_object(a, 0, a->nh_id);
+	} else {
+		for (unsigned i = 0; i < a->n_nh; i++)
+			put_nh_object(a, (int)i, a->nh_id - a->n_nh + i);
+		put_nh_object(a, -1, a->nh_id);
+	}
+	a->nh_state = RATTR_NH_CREATED;
+	a->nh_err = 0;
+}
+
+/*
+ * Nexthop objects need a device; a nexthop given by its gateway alone is
+ * resolved by the kernel only inline, so such routes stay inline.
+ */
+static bool
+wants_nh_object(const struct rattr *a)
+{
+	if (!nl.use_nhid || !a || a->type != PS_RT_UNICAST || !a->n_nh)
+		return false;
+	for (unsigned i = 0; i < a->n_nh; i++)
+		if (!a->nh[i].ifname[0])
+			return false;
+	return true;
+}
+
+/* Queue the deletion of a's kernel objects (a is about to be freed or recreated). */
+static void
+drop_nh_objects(struct rattr *a)
+{
+	unsigned n;
+
+	if (!a->nh_id)
+		return;
+	n = a->n_nh > 1 ? a->n_nh + 1u : 1u;
+	if (nl.n_nh_dels + n > nl.cap_nh_dels) {
+		size_t cap = nl.cap_nh_dels ? nl.cap_nh_dels * 2 : 256;
+		uint32_t *d;
+		while (cap < nl.n_nh_dels + n)
+			cap *= 2;
+		if (!(d = realloc(nl.nh_dels, cap * sizeof(*d)))) {
+			log_warn("nl: out of memory; nexthop object %u stays in the kernel", a->nh_id);
+			a->nh_id = 0;
+			return;
+		}
+		nl.nh_dels = d;
+		nl.cap_nh_dels = cap;
+	}
+	/* Taken from the end: the group goes first, then its members. */
+	for (unsigned i = n; i-- > 0;)
+		nl.nh_dels[nl.n_nh_dels++] = a->nh_id - i;
+	a->nh_id = 0;
+	a->nh_state = RATTR_NH_NONE;
+	nl_kick();
+}
+
+/* The kernel removed a's objects itself: forget them without deleting anything. */
+static void
+forget_nh_objects(struct rattr *a)
+{
+	a->nh_id = 0;
+	a->nh_state = RATTR_NH_NONE;
+	a->nh_err = 0;
+}
+
+static void
+forget_if_on_link(struct rattr *a, void *ctx)
+{
+	int ifindex = *(int *)ctx;
+
+	if (a->nh_state != RATTR_NH_CREATED)
+		return;
+	for (unsigned i = 0; i < a->n_nh; i++)
+		if (a->nh[i].ifindex == ifindex) {
+			forget_nh_objects(a);
+			return;
+		}
+}
+
+/*
+ * A link went down or away: the kernel flushes the nexthop objects on it, and
+ * the routes using them, without a notification of either.
+ */
+void
+nl_link_down(int ifindex)
+{
+	rattr_for_each(forget_if_on_link, &ifindex);
+}
+
+
+void
+nl_on_rattr_free(struct rattr *a)
+{
+	if (nl.open)
+		drop_nh_objects(a);
+}
+
+/*
+ * Append the messages for r at op to the batch and record them in the window:
+ * the nexthop objects the route needs first (when fibd uses them and they are
+ * not there yet), then the route. Returns 1 if appended, 0 if it does not fit
+ * (nothing appended), or -ENODEV if an interface named by a nexthop does not
+ * exist now.
+ */
+static int
+build(struct route *r, enum op op)
+{
+	struct rtable *t = table_at(r->rt);
+	struct rattr *a = r->want;
+	size_t room = sizeof(nl.batch) - nl.batch_len;
+	bool nhid = op != OP_DEL && wants_nh_object(a);
+	unsigned objects = nhid && a->nh_state != RATTR_NH_CREATED ? (a->n_nh > 1 ? a->n_nh + 1u : 1u)
+								     : 0;
+
+	/*
+	 * The largest route message (256 nexthops) is under KMSG_MAX, and so is
+	 * each nexthop object: keep room for all that this route needs.
+	 */
+	if (room < KMSG_MAX + objects * 128u + (objects > 1 ? 2048u : 0u))
+		return 0;
+	if (nl.ring_n + objects + 1 > NL_WINDOW_MAX)
+		return 0;
+	if (a)
+		for (unsigned i = 0; i < a->n_nh; i++)
+			if (a->nh[i].ifname[0] && ifindex_of(&a->nh[i]) <= 0)
+				return -ENODEV;
+	if (objects) {
+		if (a->nh_state == RATTR_NH_FAILED)
+			drop_nh_objects(a);
+		put_nh_objects(a);
+	}
+
+	{
+		struct kmsg_key k = { .table = t->id, .family = t->family, .plen = route_plen(r),
+			.tos = r->tos, .metric = r->metric };
+		route_prefix(r, &k.prefix);
+		nl.batch_len += kmsg_put_route(nl.batch + nl.batch_len,
+		    ring_push(op, r, op == OP_DEL ? NULL : a, 0),
+		    op == OP_DEL ? KMSG_DEL : op == OP_REPLACE ? KMSG_REPLACE : KMSG_ADD_EXCL, &k,
+		    nl.protocol, a, nhid);
+	}
+	return 1;
+}
+
+/* ---- sending ---- */
+
+
+/*
+ * The kernel refused the whole batch (send failed with err): none of its
+ * messages was applied, and no ACK will come for them. They are the last
+ * batch_msgs entries of the window; each fails with err, as if refused alone,
+ * so that its route is parked and retried and its slot is free again.
+ */
+static void
+refuse_batch(int err)
+{
+	uint32_t n = nl.batch_msgs, first = (nl.ring_head + nl.ring_n - n) % NL_WINDOW_MAX;
+
+	log_warn_errno(err, "nl: the kernel refused a %zu-byte batch of %u messages; "
+			    "each fails with this error", nl.batch_len, n);
+	nl.st.batches_refused++;
+	nl.batch_len = 0;
+	nl.batch_msgs = 0;
+	nl.ring_n -= n;
+	for (uint32_t i = 0; i < n; i++)
+		complete(nl.ring[(first + i) % NL_WINDOW_MAX], err, "the kernel refused the batch");
+}
+
+/* Send the pending batch. Returns 0 when sent (or nothing to send), -EAGAIN to wait. */
+static int
+flush(void)
+{
+	ssize_t n;
+
+	uint64_t t0;
+
+	if (!nl.batch_len)
+		return 0;
+	t0 = uv_hrtime();
+	n = nl_io_send(nl.batch, nl.batch_len);
+	if (n >= 0) {
+		uint64_t dt = uv_hrtime() - t0;
+		if (dt / 1000 > nl.st.send_max_us)
+			nl.st.send_max_us = dt / 1000;
+		if (dt > 2 * NL_SEND_TARGET_NS && nl.batch_limit > NL_BATCH_MIN)
+			nl.batch_limit /= 2;
+		else if (dt < NL_SEND_TARGET_NS / 2 && nl.batch_len >= nl.batch_limit &&
+		    nl.batch_limit < NL_BATCH_BYTES)
+			nl.batch_limit += nl.batch_limit / 4;
+	}
+	if (n < 0) {
+		if (errno == EAGAIN || errno == EWOULDBLOCK || errno == ENOBUFS) {
+			nl.st.eagain++;
+			uv_poll_start(&nl.wr_poll, UV_READABLE | UV_WRITABLE, nl_on_wr);
+			nl.wr_events = UV_READABLE | UV_WRITABLE;
+			return -EAGAIN;
+		}
+		refuse_batch(errno);
+		return 0;
+	}
+	nl.st.batches_sent++;
+	nl.batch_len = 0;
+	nl.batch_msgs = 0;
+	if (nl.wr_events & UV_WRITABLE) {
+		uv_poll_start(&nl.wr_poll, UV_READABLE, nl_on_wr);
+		nl.wr_events = UV_READABLE;
+	}
+	return 0;
+}
+
+/*
+ * The kernel's route (an adopted one, in the form the dump gave it) already
+ * means what the owner wants, as with a route fed without a device that the
+ * kernel resolved: take want as have, and write nothing. Not while have holds
+ * a nexthop object that want does not use: dropping have would delete the
+ * object, and with it the route.
+ */
+static bool
+kernel_fulfils(struct route *r)
+{
+	if (!r->have || !r->want || !rattr_fulfils(r->have, r->want) ||
+	    (r->have->nh_id && r->have->nh_id != r->want->nh_id))
+		return false;
+	rattr_unref(r->have);
+	r->have = rattr_ref(r->want); /* still installed: the count stays */
+	r->flags &= (uint8_t)~R_EXCL;
+	return true;
+}
+
+/* One writer step: fill and send a batch, bounded by window, bytes and time. */
+void
+nl_on_kick(uv_idle_t *h)
+{
+	uint64_t deadline = uv_hrtime() + NL_RUN_NS;
+	uint64_t t0 = health_cb_begin();
+	(void)h;
+
+	while (uv_hrtime() < deadline) {
+		uint32_t msgs = 0;
+		struct route *r;
+
+		if (flush() < 0)
+			break;
+		while (nl.n_nh_dels && nl.ring_n < NL_WINDOW_MAX &&
+		    sizeof(nl.batch) - nl.batch_len > 256) {
+			uint32_t id = nl.nh_dels[--nl.n_nh_dels];
+			nl.batch_len += kmsg_put_nh_del(nl.batch + nl.batch_len,
+			    ring_push(OP_NH_DEL, NULL, NULL, id), id);
+			msgs++;
+		}
+		while (nl.ring_n < NL_WINDOW_MAX && (r = nl_dequeue())) {
+			enum op op;
+			int rc;
+			if (r->flags & R_INFLIGHT)
+				continue;
+			if (r->want == r->have || kernel_fulfils(r)) {
+				nl_finish(r, -1, NULL); /* nothing to write after all */
+				continue;
+			}
+			/*
+			 * Held: a decoupled table is left alone until couple; no blind
+			 * first write, the table's scan comes first (asked for here).
+			 */
+			if (table_at(r->rt)->decoupled ||
+			    (nl.hooks.writable && !nl.hooks.writable(table_at(r->rt)))) {
+				nl_hold(r);
+				continue;
+			}
+			if (!r->want)
+				op = OP_DEL;
+			else if (!r->have && (r->flags & R_EXCL))
+				op = OP_ADD_EXCL;
+			else
+				op = OP_REPLACE;
+			rc = build(r, op);
+			if (rc == 0) {
+				nl_requeue_head(r);
+				break;
+			}
+			if (rc < 0) {
+				/* An interface is missing: wait for it like an unreachable nexthop. */
+				r->err = ENODEV;
+				r->errtext = nl_intern_text("interface does not exist");
+				nl_set_state(r, R_WAITING, true);
+				nl_park(r);
+				nl_finish(r, ENODEV, nl_text(r->errtext));
+				continue;
+			}
+			r->flags |= R_INFLIGHT;
+			nl_pending_update(r, (uint8_t)(r->flags & ~R_INFLIGHT));
+			msgs++;
+			if (op == OP_DEL)
+				nl.st.deletes++;
+			else if (op == OP_REPLACE)
+				nl.st.replaces++;
+			else
+				nl.st.adds++;
+			if (nl.batch_len >= nl.batch_limit)
+				break;
+		}
+		if (!msgs && !nl.batch_len)
+			break;
+		if (flush() < 0)
+			break;
+		if (nl.ring_n >= NL_WINDOW_MAX || !nl.qhead)
+			break;
+	}
+	if ((!nl.qhead || nl.ring_n >= NL_WINDOW_MAX) && !nl.batch_len && !nl.n_nh_dels) {
+		uv_idle_stop(&nl.kick);
+		nl.kick_on = false;
+	}
+	health_cb_end(t0, "netlink write");
+}
+
+/* ---- ACKs ---- */
+
+struct ack_attrs {
+	const char *msg;
+};
+
+static int
+ack_attr_cb(const struct nlattr *attr, void *data)
+{
+	struct ack_attrs *a = data;
+
+	if (mnl_attr_get_type(attr) == NLMSGERR_ATTR_MSG &&
+	    mnl_attr_validate(attr, MNL_TYPE_NUL_STRING) >= 0)
+		a->msg = mnl_attr_get_str(attr);
+	return MNL_CB_OK;
+}
+
+static bool
+unreachable_errno(int err)
+{
+	return err == ENETUNREACH || err == ENODEV || err == ENETDOWN || err == EHOSTUNREACH;
+}
+
+/*
+ * The outcome of one message that left the window: its ACK (err 0 or a
+ * positive errno, text the kernel's extended-ACK message or NULL), or the
+ * error of a batch the kernel refused as a whole.
+ */
+static void
+complete(struct inflight f, int err, const char *text)
+{
+	struct ack_attrs aa = { text };
+	struct route *r;
+
+	if (f.op == OP_NH_ADD || f.op == OP_NH_DEL) {
+		if (f.op == OP_NH_ADD && err && f.sent->nh_state == RATTR_NH_CREATED) {
+			/* Routes using it fail too; they report this error, the real cause. */
+			f.sent->nh_state = RATTR_NH_FAILED;
+			f.sent->nh_err = (uint16_t)err;
+		}
+		if (err && !(f.op == OP_NH_DEL && err == ENOENT))
+			log_debug("nl: nexthop object %u: %s%s%s", f.op == OP_NH_DEL ? f.nh_id : 0,
+			    strerror(err), aa.msg ? ": " : "", aa.msg ? aa.msg : "");
+		rattr_unref(f.sent);
+		return;
+	}
+	r = f.r;
+	r->flags &= (uint8_t)~R_INFLIGHT;
+	nl_pending_update(r, (uint8_t)(r->flags | R_INFLIGHT));
+	if (err && f.sent && f.sent->nh_state == RATTR_NH_FAILED && f.sent->nh_err) {
+		/* The object could not be made: that is the route's real error. */
+		err = f.sent->nh_err;
+		aa.msg = "nexthop object could not be made";
+	}
+	if (f.op == OP_DEL && err == ESRCH)
+		err = 0; /* already gone: the delete is done */
+	if (!err) {
+		/* Once gone, the key may be taken by a foreign route: add with EXCL again. */
+		if (f.op == OP_DEL) {
+			nl_set_have(r, NULL);
+			r->flags |= R_EXCL;
+		} else {
+			nl_set_have(r, rattr_ref(f.sent));
+			r->flags &= (uint8_t)~R_EXCL;
+			r->seen = table_at(r->rt)->epoch; /* the kernel has it as of now */
+		}
+		r->err = 0;
+		r->errtext = 0;
+		nl_set_state(r, R_FAILED, false);
+		nl_set_state(r, R_WAITING, false);
+		if (r->want != r->have)
+			nl_enqueue(r);
+	} else {
+		nl.st.errors++;
+		r->err = (uint8_t)(err < 256 ? err : EIO);
+		r->errtext = nl_intern_text(aa.msg);
+		if (f.sent && f.sent->nh_state == RATTR_NH_CREATED && aa.msg &&
+		    !strcmp(aa.msg, "Nexthop id does not exist")) {
+			/* The kernel removed the object (its link went down): make a new one. */
+			forget_nh_objects(f.sent);
+			nl_enqueue(r);
+			rattr_unref(f.sent);
+			nl_finish(r, -1, NULL);
+			return;
+		}
+		if (err == EEXIST && f.op == OP_ADD_EXCL && nl.hooks.exists)
+			nl.hooks.exists(table_at(r->rt)); /* fibd's own, missed by a dump? */
+		if (r->want != f.sent) {
+			/* It changed meanwhile: write the new state instead of parking. */
+			nl_enqueue(r);
+		} else {
+			nl_set_state(r, unreachable_errno(err) ? R_WAITING : R_FAILED, true);
+			nl_park(r);
+		}
+	}
+	rattr_unref(f.sent);
+	nl_finish(r, err, nl_text(r->errtext));
+}
+
+/*
+ * An ACK that is not for the oldest message in flight. The kernel answers the
+ * messages of one socket in order, so the ones before it will get no ACK: they
+ * were lost (or the kernel misbehaves). They are written again, and the ACK
+ * is taken for its own message. An ACK for no message in flight is ignored.
+ * Returns true when the ACK's message is now the oldest.
+ */
+static bool
+ack_skips_to(uint32_t seq)
+{
+	uint32_t k;
+
+	for (k = 1; k < nl.ring_n; k++)
+		if (nl.ring[(nl.ring_head + k) % NL_WINDOW_MAX].seq == seq)
+			break;
+	if (k == nl.ring_n) {
+		log_warn("nl: ACK for sequence %u matches no message in flight; ignored", seq);
+		return false;
+	}
+	log_warn("nl: ACK for sequence %u came before those of %u earlier messages; "
+		 "writing those again", seq, k);
+	lose_oldest(k);
+	return true;
+}
+
+static void
+handle_ack(const struct nlmsghdr *nlh)
+{
+	const struct nlmsgerr *e = mnl_nlmsg_get_payload(nlh);
+	struct ack_attrs aa = { NULL };
+	struct inflight f;
+
+	if (nlh->nlmsg_len < mnl_nlmsg_size(sizeof(*e)))
+		return;
+	if (nl.ring_n && nl.ring[nl.ring_head].seq != nlh->nlmsg_seq && !ack_skips_to(nlh->nlmsg_seq))
+		return;
+	if (nl.ring_n == 0) {
+		log_warn("nl: ACK for sequence %u with nothing in flight; ignored", nlh->nlmsg_seq);
+		return;
+	}
+	f = nl.ring[nl.ring_head];
+	nl.ring_head = (nl.ring_head + 1) % NL_WINDOW_MAX;
+	nl.ring_n--;
+	nl.st.acks++;
+
+	if (e->error && (nlh->nlmsg_flags & NLM_F_ACK_TLVS)) {
+		size_t off = sizeof(*e);
+		if (!(nlh->nlmsg_flags & NLM_F_CAPPED))
+			off += e->msg.nlmsg_len - sizeof(struct nlmsghdr);
+		if (mnl_nlmsg_size(off) <= nlh->nlmsg_len)
+			mnl_attr_parse(nlh, (unsigned)off, ack_attr_cb, &aa);
+	}
+	complete(f, -e->error, aa.msg);
+}
+
+/*
+ * The n oldest messages in flight will get no ACK: their routes are written
+ * again (an add that did land is replaced by itself; one sent with EXCL may now
+ * fail with EEXIST, which the next scan resolves), and nexthop objects are made
+ * again with fresh ids.
+ */
+static void
+lose_oldest(uint32_t n)
+{
+	while (n--) {
+		struct inflight *f = &nl.ring[nl.ring_head];
+		nl.ring_head = (nl.ring_head + 1) % NL_WINDOW_MAX;
+		nl.ring_n--;
+		if (f->r) {
+			f->r->flags &= (uint8_t)~R_INFLIGHT;
+			nl_pending_update(f->r, (uint8_t)(f->r->flags | R_INFLIGHT));
+			nl_enqueue(f->r);
+		} else if (f->sent && f->op == OP_NH_ADD) {
+			f->sent->nh_state = RATTR_NH_FAILED; /* made again with fresh ids */
+			f->sent->nh_err = 0;
+		}
+		rattr_unref(f->sent);
+	}
+}
+
+/* Every message in flight is lost (receive overrun): send them all again. */
+static void
+lose_window(void)
+{
+	log_warn("nl: %u ACKs lost (receive buffer overrun); writing those routes again",
+	    nl.ring_n);
+	/* A batch not sent yet is in the window too: it is built again. */
+	nl.batch_len = 0;
+	nl.batch_msgs = 0;
+	lose_oldest(nl.ring_n);
+}
+
+void
+nl_on_wr(uv_poll_t *h, int status, int events)
+{
+	uint64_t t0 = health_cb_begin();
+	(void)h;
+	if (status < 0) {
+		/*
+		 * A pending socket error (ENOBUFS: ACKs were lost) shows as POLLERR,
+		 * and libuv stops the handle on it. Watch again, and read: recvmmsg
+		 * returns the error and clears it.
+		 */
+		uv_poll_start(&nl.wr_poll, nl.wr_events, nl_on_wr);
+		events = UV_READABLE;
+	}
+	if (events & UV_READABLE) {
+		/* Each ACK is a datagram of its own: take up to NL_MMSG per system call. */
+		for (int i = 0; i < NL_RECV_BUDGET; i++) {
+			int n = nl_io_recvmmsg(nl.mm.hdr, NL_MMSG);
+			if (n < 0) {
+				if (errno == ENOBUFS)
+					lose_window();
+				break;
+			}
+			for (int k = 0; k < n; k++) {
+				const struct nlmsghdr *nlh = (const struct nlmsghdr *)nl.mm.buf[k];
+				int len = (int)nl.mm.hdr[k].msg_len;
+				if (nl.mm.hdr[k].msg_hdr.msg_flags & MSG_TRUNC)
+					log_warn("nl: an ACK was truncated to %d bytes", len);
+				for (; kmsg_ok(nlh, len); nlh = mnl_nlmsg_next(nlh, &len))
+					if (nlh->nlmsg_type == NLMSG_ERROR)
+						handle_ack(nlh);
+				nl.mm.hdr[k].msg_len = 0;
+			}
+			if (n < NL_MMSG)
+				break;
+		}
+	}
+	if (events & UV_WRITABLE)
+		flush();
+	if (nl.qhead && nl.ring_n < NL_WINDOW_MAX)
+		nl_kick();
+	health_cb_end(t0, "netlink ACKs");
+}
+
