@@ -167,10 +167,6 @@ fifo_append(struct route **head, struct route **tail, struct route *r)
 	*tail = r;
 }
 
-const double nl_lat_bounds[NL_LAT_BUCKETS] = {
-	0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10,
-};
-
 void
 nl_enqueue(struct route *r)
 {

@@ -50,7 +50,9 @@ struct nl_hooks {
 
 /* Route programming latency buckets, seconds: from a change's arrival to its ACK. */
 #define NL_LAT_BUCKETS 13
-extern const double nl_lat_bounds[NL_LAT_BUCKETS];
+static const double nl_lat_bounds[NL_LAT_BUCKETS] = {
+	0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10,
+};
 
 struct nl_stats {
 	uint64_t lat_count[NL_LAT_BUCKETS + 1]; /* per bucket (not cumulative); the last: +Inf */
