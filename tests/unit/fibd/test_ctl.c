@@ -20,6 +20,7 @@
 #include <proto-shim/dec.h>
 #include <proto-shim/enc.h>
 
+#include "answer.h"
 #include "config.h"
 #include "ctl.h"
 #include "log.h"
@@ -29,37 +30,11 @@
 
 static uv_loop_t loop;
 static struct ps_buf out;
-static char text[1 << 16];
-static size_t text_len;
-static int end_code;
-static char end_text[512];
-
-static void
-read_out(void)
-{
-	struct ps_dec *d = ps_dec_new(0);
-	const struct ps_msg *m;
-
-	text_len = 0;
-	text[0] = 0;
-	end_code = -1;
-	end_text[0] = 0;
-	assert_int_equal(ps_dec_feed(d, out.data, out.len), (int)out.len);
-	while (ps_dec_next(d, &m) == 1) {
-		if (m->type == PS_CTL_CHUNK) {
-			assert_true(text_len + m->u.ctl_chunk.data.len < sizeof(text));
-			memcpy(text + text_len, m->u.ctl_chunk.data.ptr, m->u.ctl_chunk.data.len);
-			text_len += m->u.ctl_chunk.data.len;
-			text[text_len] = 0;
-		} else if (m->type == PS_CTL_END) {
-			end_code = m->u.ctl_end.code;
-			snprintf(end_text, sizeof(end_text), "%.*s", (int)m->u.ctl_end.text.len,
-			    m->u.ctl_end.text.ptr);
-		}
-	}
-	ps_dec_free(d);
-	out.len = 0;
-}
+static struct answer ans;
+#define text ans.text
+#define text_len ans.len
+#define end_code ans.end_code
+#define end_text ans.end_text
 
 /* Ask cmd with args (NULL-terminated), flags; the whole answer is read into text/end_*. */
 static void
@@ -81,7 +56,7 @@ ask(const char *cmd, uint32_t flags, ...)
 	st = ctl_handle(&out, &req, NULL);
 	while (st && !ctl_stream_more(st, &out))
 		;
-	read_out();
+	answer_read(&out, &ans);
 }
 
 static int

@@ -23,6 +23,7 @@
 #include "log.h"
 #include "nl.h"
 #include "table.h"
+#include "troute.h"
 
 static uv_loop_t loop;
 static unsigned n_done, n_exists;
@@ -52,19 +53,11 @@ static struct rtable *t;
 static struct route *
 want_route(unsigned n)
 {
-	static struct ps_route pr;
-	union ps_addr p = { .b = { 192, 0, 2, (uint8_t)n } };
-	struct route *r = table_insert(t, &p, 32, 0, 0);
+	char dst[32];
+	struct route *r;
 
-	assert_non_null(r);
-	memset(&pr, 0, sizeof(pr));
-	pr.key.family = PS_FAM_V4;
-	pr.type = PS_RT_UNICAST;
-	pr.n_nexthops = 1;
-	pr.nh[0].gw_family = PS_FAM_V4;
-	inet_pton(AF_INET, "198.51.100.1", pr.nh[0].gw.b);
-	pr.nh[0].weight = 1;
-	route_set_want(r, rattr_intern(&pr));
+	snprintf(dst, sizeof(dst), "192.0.2.%u", n);
+	r = troute_want(t, dst, 32, "198.51.100.1");
 	r->flags |= R_EXCL;
 	nl_enqueue(r);
 	return r;

@@ -36,6 +36,7 @@
 #include "nlbuild.h"
 #include "sync.h"
 #include "table.h"
+#include "troute.h"
 
 static uv_loop_t loop;
 
@@ -140,21 +141,8 @@ first_datagram(struct rtable *t, const char *dst, unsigned plen)
 static struct route *
 installed_route(struct rtable *t, const char *dst, unsigned plen)
 {
-	static struct ps_route pr;
-	union ps_addr p = { 0 };
-	struct route *r;
+	struct route *r = troute_want(t, dst, plen, "2001:db8:ff::1");
 
-	inet_pton(AF_INET6, dst, p.b);
-	memset(&pr, 0, sizeof(pr));
-	pr.key.family = PS_FAM_V6;
-	pr.type = PS_RT_UNICAST;
-	pr.n_nexthops = 1;
-	pr.nh[0].gw_family = PS_FAM_V6;
-	inet_pton(AF_INET6, "2001:db8:ff::1", pr.nh[0].gw.b);
-	pr.nh[0].weight = 1;
-	r = table_insert(t, &p, (uint8_t)plen, 0, 0);
-	assert_non_null(r);
-	route_set_want(r, rattr_intern(&pr));
 	r->have = rattr_ref(r->want);
 	r->owner = 0; /* someone's */
 	t->n_installed++;

@@ -18,9 +18,11 @@
 #include <proto-shim/dec.h>
 #include <proto-shim/enc.h>
 
+#include "answer.h"
 #include "event.h"
 #include "reply.h"
 #include "table.h"
+#include "troute.h"
 #include "watch.h"
 
 extern unsigned sync_fake_rescans;
@@ -35,57 +37,18 @@ on_wake(void *session)
 }
 
 static struct ps_buf out;
-static char text[1 << 20];
-static size_t text_len;
-static int end_code = -1;
-static char end_text[512];
+static struct answer ans;
 
-/* What watch_more wrote into out: the chunks' text joined, and the end, if any. */
 static void
 read_out(void)
 {
-	struct ps_dec *d = ps_dec_new(0);
-	const struct ps_msg *m;
-
-	text_len = 0;
-	text[0] = 0;
-	end_code = -1;
-	assert_int_equal(ps_dec_feed(d, out.data, out.len), (int)out.len);
-	while (ps_dec_next(d, &m) == 1) {
-		if (m->type == PS_CTL_CHUNK) {
-			assert_true(text_len + m->u.ctl_chunk.data.len < sizeof(text));
-			memcpy(text + text_len, m->u.ctl_chunk.data.ptr, m->u.ctl_chunk.data.len);
-			text_len += m->u.ctl_chunk.data.len;
-			text[text_len] = 0;
-		} else if (m->type == PS_CTL_END) {
-			end_code = m->u.ctl_end.code;
-			snprintf(end_text, sizeof(end_text), "%.*s", (int)m->u.ctl_end.text.len,
-			    m->u.ctl_end.text.ptr);
-		}
-	}
-	ps_dec_free(d);
-	out.len = 0;
+	answer_read(&out, &ans);
 }
 
 static struct route *
 route_in(struct rtable *t, const char *dst)
 {
-	static struct ps_route pr;
-	union ps_addr p = { 0 };
-	struct route *r;
-
-	inet_pton(AF_INET, dst, p.b);
-	r = table_insert(t, &p, 24, 0, 0);
-	assert_non_null(r);
-	memset(&pr, 0, sizeof(pr));
-	pr.key.family = PS_FAM_V4;
-	pr.type = PS_RT_UNICAST;
-	pr.n_nexthops = 1;
-	pr.nh[0].gw_family = PS_FAM_V4;
-	inet_pton(AF_INET, "198.51.100.1", pr.nh[0].gw.b);
-	pr.nh[0].weight = 1;
-	route_set_want(r, rattr_intern(&pr));
-	return r;
+	return troute_want(t, dst, 24, "198.51.100.1");
 }
 
 static int
@@ -133,12 +96,12 @@ test_watch_streams_its_table(void **state)
 	assert_int_equal(wakes, 3);
 	assert_false(watch_more(w, &out)); /* a watch does not end */
 	read_out();
-	assert_int_equal(end_code, -1);
-	assert_non_null(strstr(text, "desired    192.0.2.0/24 via 198.51.100.1 table 100 metric 0  # client bird\n"));
-	assert_null(strstr(text, "203.0.113.0"));
-	assert_non_null(strstr(text, "kernel-add 198.18.0.0/24 table 100 metric 0 proto 4  # by someone else\n"));
-	assert_non_null(strstr(text, "failed     192.0.2.0/24"));
-	assert_non_null(strstr(text, "Nexthop has invalid gateway"));
+	assert_int_equal(ans.end_code, -1);
+	assert_non_null(strstr(ans.text, "desired    192.0.2.0/24 via 198.51.100.1 table 100 metric 0  # client bird\n"));
+	assert_null(strstr(ans.text, "203.0.113.0"));
+	assert_non_null(strstr(ans.text, "kernel-add 198.18.0.0/24 table 100 metric 0 proto 4  # by someone else\n"));
+	assert_non_null(strstr(ans.text, "failed     192.0.2.0/24"));
+	assert_non_null(strstr(ans.text, "Nexthop has invalid gateway"));
 	watch_close(w);
 	assert_false(event_wanted());
 }
@@ -159,13 +122,13 @@ test_slow_reader_loses_events(void **state)
 	}
 	assert_false(watch_more(w, &out));
 	read_out();
-	assert_true(text_len <= WATCH_BUF_MAX + 512);
+	assert_true(ans.len <= WATCH_BUF_MAX + 512);
 	/* The next event says how many were lost before it. */
 	event_emit(&(struct event){ .kind = EV_REMOVED, .t = t, .r = r, .client = "bird" });
 	assert_false(watch_more(w, &out));
 	read_out();
-	assert_non_null(strstr(text, "{\"event\":\"lost\",\"count\":"));
-	assert_non_null(strstr(text, "\"event\":\"removed\""));
+	assert_non_null(strstr(ans.text, "{\"event\":\"lost\",\"count\":"));
+	assert_non_null(strstr(ans.text, "\"event\":\"removed\""));
 	watch_close(w);
 }
 
@@ -193,9 +156,9 @@ test_diff_collects_one_rescan(void **state)
 	assert_false(t->diffing);
 	assert_true(watch_more(w, &out)); /* ended, and freed */
 	read_out();
-	assert_non_null(strstr(text, "missing  192.0.2.0/24 via 198.51.100.1 table 100 metric 0"));
-	assert_int_equal(end_code, PS_E_OK);
-	assert_string_equal(end_text, "diff: 1 differences (1 missing, 0 differing, 0 extra, 0 failed) "
+	assert_non_null(strstr(ans.text, "missing  192.0.2.0/24 via 198.51.100.1 table 100 metric 0"));
+	assert_int_equal(ans.end_code, PS_E_OK);
+	assert_string_equal(ans.end_text, "diff: 1 differences (1 missing, 0 differing, 0 extra, 0 failed) "
 				      "against fresh dumps of 41 routes");
 }
 
