@@ -1,48 +1,112 @@
 #!/usr/bin/env bash
-# Build BIRD 2.0.12 from Debian's source package with the fibd protocol: fetch
-# the source (adding a bookworm deb-src entry if apt has none), apply
-# bird-2.0.12.patch, add proto/fibd/, link proto-shim and msgpack-c, and leave
-# bird, birdc and birdcl in OUTDIR. Nothing is installed; a system BIRD is left
-# alone. A second run rebuilds only what changed.
-#   bird-glue/build.sh [--check] [OUTDIR]     (default OUTDIR: build/bird)
+# Build BIRD with the fibd protocol: BIRD 2.0.12 from Debian's source package
+# (adding a bookworm deb-src entry if apt has none), or BIRD 2.19.2 from
+# upstream's source (a release tarball, a git archive of its tag, or a tree);
+# apply that version's patch (bird-VERSION.patch), add proto/fibd/, link
+# proto-shim and msgpack-c, and leave bird, birdc and birdcl in OUTDIR. Nothing
+# is installed; a system BIRD is left alone. A second run rebuilds only what
+# changed.
+#   bird-glue/build.sh [--bird 2.0.12|2.19] [--src TARBALL|DIR] [--check] [OUTDIR]
+#   --bird   the BIRD to build (default 2.0.12); BIRD 3 is not supported yet
+#   --src    upstream's source for 2.19 (default: ../shared/bird/bird-2.19.2.tar.gz
+#            beside this repository, if there)
 #   --check  also run BIRD's own unit tests (make check) on the patched tree
+#   OUTDIR   default build/bird for 2.0.12, build/bird-VERSION otherwise
 set -euo pipefail
 
 REPO=$(cd "$(dirname "$0")/.." && pwd)
 GLUE=$REPO/bird-glue
 CHECK=no
-if [ "${1:-}" = --check ]; then
-	CHECK=yes
-	shift
+BIRD=2.0.12
+SRC=
+usage() {
+	sed -n 's/^#   //p' "$0" >&2
+	exit 2
+}
+while [ $# -gt 0 ]; do
+	case $1 in
+	--check) CHECK=yes; shift ;;
+	--bird) [ $# -ge 2 ] || usage; BIRD=$2; shift 2 ;;
+	--src) [ $# -ge 2 ] || usage; SRC=$2; shift 2 ;;
+	-*) usage ;;
+	*) break ;;
+	esac
+done
+case $BIRD in
+2.0.12) VERSION=2.0.12 ;;
+2.19 | 2.19.2) VERSION=2.19.2 ;;
+3 | 3.3 | 3.3.2)
+	echo "build.sh: BIRD 3 is not supported yet (docs/bird3-internals.md maps the port)" >&2
+	exit 2 ;;
+*) usage ;;
+esac
+if [ "$VERSION" = 2.0.12 ]; then
+	OUT=$(realpath -m "${1:-$REPO/build/bird}")
+else
+	OUT=$(realpath -m "${1:-$REPO/build/bird-$VERSION}")
+	SRC=${SRC:-$REPO/../shared/bird/bird-$VERSION.tar.gz}
+	if [ ! -e "$SRC" ]; then
+		echo "build.sh: no source of BIRD $VERSION at $SRC; give --src TARBALL|DIR" >&2
+		exit 1
+	fi
+	SRC=$(realpath "$SRC")
 fi
-OUT=$(realpath -m "${1:-$REPO/build/bird}")
-VERSION=2.0.12
 mkdir -p "$OUT"
+# BIRD names its version after the git repository it is in: ours is not its.
+export GIT_CEILING_DIRECTORIES=$OUT
 
 # Build dependencies, and what apt-get source needs (dpkg-dev).
 "$REPO/scripts/setup.sh"
 
-# 1. Debian's source, fetched once into OUT/debian.
-if [ ! -d "$OUT/debian/bird2-$VERSION" ]; then
-	if ! apt-get source --print-uris bird2 >/dev/null 2>&1; then
-		if [ "$(id -u)" -ne 0 ]; then
-			echo "build.sh: apt has no deb-src entry for bookworm; as root I would add one" >&2
+# 1. The source, once: Debian's into OUT/debian, upstream's into OUT/upstream.
+if [ "$VERSION" = 2.0.12 ]; then
+	if [ ! -d "$OUT/debian/bird2-$VERSION" ]; then
+		if ! apt-get source --print-uris bird2 >/dev/null 2>&1; then
+			if [ "$(id -u)" -ne 0 ]; then
+				echo "build.sh: apt has no deb-src entry for bookworm; as root I would add one" >&2
+				exit 1
+			fi
+			printf 'Types: deb-src\nURIs: http://deb.debian.org/debian\nSuites: bookworm\nComponents: main\nSigned-By: /usr/share/keyrings/debian-archive-keyring.gpg\n' \
+				>/etc/apt/sources.list.d/fibd-bookworm-src.sources
+			apt-get update -qq
+		fi
+		rm -rf "$OUT/debian.tmp"
+		mkdir -p "$OUT/debian.tmp"
+		(cd "$OUT/debian.tmp" && apt-get source -qq "bird2=$VERSION-*" >/dev/null 2>&1 ||
+			apt-get source -qq bird2 >/dev/null)
+		if [ ! -d "$OUT/debian.tmp/bird2-$VERSION" ]; then
+			echo "build.sh: apt-get source bird2 did not bring BIRD $VERSION:" \
+				"$(ls "$OUT/debian.tmp")" >&2
 			exit 1
 		fi
-		printf 'Types: deb-src\nURIs: http://deb.debian.org/debian\nSuites: bookworm\nComponents: main\nSigned-By: /usr/share/keyrings/debian-archive-keyring.gpg\n' \
-			>/etc/apt/sources.list.d/fibd-bookworm-src.sources
-		apt-get update -qq
+		mv "$OUT/debian.tmp" "$OUT/debian"
 	fi
-	rm -rf "$OUT/debian.tmp"
-	mkdir -p "$OUT/debian.tmp"
-	(cd "$OUT/debian.tmp" && apt-get source -qq "bird2=$VERSION-*" >/dev/null 2>&1 ||
-		apt-get source -qq bird2 >/dev/null)
-	if [ ! -d "$OUT/debian.tmp/bird2-$VERSION" ]; then
-		echo "build.sh: apt-get source bird2 did not bring BIRD $VERSION:" \
-			"$(ls "$OUT/debian.tmp")" >&2
-		exit 1
+	ORIG=$OUT/debian/bird2-$VERSION
+else
+	# A tarball (upstream's release, or a git archive of the tag) or a tree.
+	srcstamp=$( (if [ -d "$SRC" ]; then echo "$SRC"; else sha256sum "$SRC"; fi) | sha256sum | cut -c1-16)
+	if [ ! -f "$OUT/upstream/.src-$srcstamp" ]; then
+		rm -rf "$OUT/upstream"
+		mkdir -p "$OUT/upstream"
+		if [ -d "$SRC" ]; then
+			cp -a "$SRC" "$OUT/upstream/bird"
+		else
+			tar -C "$OUT/upstream" -xf "$SRC"
+			top=$(ls "$OUT/upstream")
+			if [ "$(echo "$top" | wc -l)" -ne 1 ]; then
+				echo "build.sh: $SRC does not hold one directory" >&2
+				exit 1
+			fi
+			mv "$OUT/upstream/$top" "$OUT/upstream/bird"
+		fi
+		if ! grep -q "$VERSION" "$OUT/upstream/bird/VERSION" 2>/dev/null &&
+			! grep -q "$VERSION" "$OUT/upstream/bird/NEWS" 2>/dev/null; then
+			echo "build.sh: $SRC does not look like BIRD $VERSION" >&2
+			exit 1
+		fi
+		touch "$OUT/upstream/.src-$srcstamp"
 	fi
-	mv "$OUT/debian.tmp" "$OUT/debian"
+	ORIG=$OUT/upstream/bird
 fi
 
 # 2. proto-shim, as a static library, from this repository's meson build.
@@ -60,7 +124,7 @@ stamp=$(sha256sum "$GLUE/bird-$VERSION.patch" | cut -c1-16)
 TREE=$OUT/tree
 if [ ! -f "$TREE/.fibd-patch-$stamp" ]; then
 	rm -rf "$TREE"
-	cp -a "$OUT/debian/bird2-$VERSION" "$TREE"
+	cp -a "$ORIG" "$TREE"
 	patch -d "$TREE" -p1 --quiet <"$GLUE/bird-$VERSION.patch"
 	mkdir -p "$TREE/proto/fibd"
 	touch "$TREE/.fibd-patch-$stamp"
@@ -71,7 +135,8 @@ done
 
 cd "$TREE"
 if [ ! -f Makefile ]; then
-	autoreconf -i >/dev/null 2>&1
+	# Upstream's git archives ship no configure (-f: make it whole).
+	if [ "$VERSION" = 2.0.12 ]; then autoreconf -i; else autoreconf -fi; fi >/dev/null 2>&1
 	./configure --quiet CPPFLAGS="-I$REPO/proto-shim/include" FIBD_LIBS="$SHIM_LIB" >/dev/null
 fi
 if ! grep -q '^#define CONFIG_FIBD' obj/sysdep/autoconf.h; then

@@ -63,10 +63,9 @@ check "a slow reader grows fibd's memory by less than 8 MiB (the whole dump is a
 check "a slow reader stalls no other client (16 of 16 status within 1 s)" test "$answered" -eq 16
 # Fast readers: a dump in each form read as fast as it comes. Whatever the
 # form, fibd's memory grows by its buffers (a part, the session's output), not
-# with the table: under 1 MiB (under ASan, whose quarantine keeps freed parts
-# for a while, 8 MiB).
+# with the table: under 1 MiB. Not under ASan: its quarantine keeps every part
+# freed during a fast dump (about 100 MiB here), which says nothing of fibd.
 limit=1024
-ldd "$FIBD" 2>/dev/null | grep -q libasan && limit=8192
 growth=""
 worst=0
 for fmt in text json binary; do
@@ -84,5 +83,10 @@ for fmt in text json binary; do
 	[ $((peak - base)) -gt "$worst" ] && worst=$((peak - base))
 done
 diag "fibd RSS growth during fast dumps of $((2 * (N4 + N6))) routes:$growth"
-check "fast dumps in every form grow fibd's memory by less than $limit KiB (worst $worst)" test "$worst" -lt "$limit"
+if ldd "$FIBD" 2>/dev/null | grep -q libasan; then
+	ok "fast dumps grow fibd's memory by less than $limit KiB # SKIP under ASan (worst $worst KiB)"
+else
+	check "fast dumps in every form grow fibd's memory by less than $limit KiB (worst $worst)" \
+		test "$worst" -lt "$limit"
+fi
 stop_pid "$FIBD_PID" TERM

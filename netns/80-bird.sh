@@ -11,6 +11,7 @@ require_root
 require_fibd
 require_bird
 tap_plan 12
+diag "$("$BIRD_DIR/bird" --version 2>&1)"
 
 ns_with_link A b1
 ns_new B b2

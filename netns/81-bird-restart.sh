@@ -13,6 +13,7 @@ require_root
 require_fibd
 require_bird
 tap_plan 15
+diag "$("$BIRD_DIR/bird" --version 2>&1)"
 
 N4=${BIRD_RESTART_V4:-16000}
 N6=${BIRD_RESTART_V6:-4000}

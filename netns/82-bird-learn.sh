@@ -11,6 +11,7 @@ require_root
 require_fibd
 require_bird
 tap_plan 10
+diag "$("$BIRD_DIR/bird" --version 2>&1)"
 
 ns_with_link A bl
 scratch_dir W

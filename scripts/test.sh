@@ -4,8 +4,10 @@
 # AddressSanitizer + UndefinedBehaviorSanitizer and run all three again, so that
 # the daemon itself runs under the sanitizers against the real kernel. Before
 # that, BIRD 2.0.12 is built from Debian's source with the fibd protocol
-# (bird-glue/build.sh, into build/bird) and its own unit tests (make check) run
-# on the patched tree; the netns scenarios with BIRD use that build. The Debian
+# (bird-glue/build.sh, into build/bird) and BIRD 2.19.2 from upstream's source
+# beside the repository (../shared/bird/, into build/bird-2.19.2), and their own
+# unit tests (make check) run on the patched trees; the netns scenarios with
+# BIRD use the 2.0.12 build, and run once more with 2.19.2. The Debian
 # package is built (scripts/package.sh) and its fibd and fibctl run.
 # Usage: scripts/test.sh            (as root: the netns suite needs it)
 set -euo pipefail
@@ -83,6 +85,15 @@ else
 	summary+=("$(grep -c '\[ OK \]' build/bird-check.log || true) 1 0 bird-make-check")
 fi
 tail -n 1 build/bird-check.log
+echo "== BIRD 2.19.2 (upstream's source beside the repository) with the fibd protocol, and its make check"
+if bird-glue/build.sh --bird 2.19 --check build/bird-2.19.2 >build/bird-2.19-check.log 2>&1; then
+	summary+=("$(grep -c '\[ OK \]' build/bird-2.19-check.log || true) 0 0 bird-2.19.2-make-check")
+else
+	status=1
+	tail -n 40 build/bird-2.19-check.log
+	summary+=("$(grep -c '\[ OK \]' build/bird-2.19-check.log || true) 1 0 bird-2.19.2-make-check")
+fi
+tail -n 1 build/bird-2.19-check.log
 # The BIRD scenarios must not skip here: a missing BIRD is a failure.
 export BIRD_DIR=$PWD/build/bird BIRD_REQUIRED=1
 
@@ -97,6 +108,13 @@ fi
 echo "== build (werror) and unit, fuzz, netns suites"
 setup_build build-test -Dwerror=true -Dtests=enabled
 run_suites build-test unit fuzz netns || status=1
+
+echo "== the BIRD scenarios again, with BIRD 2.19.2"
+rc=0
+BIRD_DIR=$PWD/build/bird-2.19.2 meson test -C build-test --print-errorlogs --num-processes 1 \
+	80-bird 81-bird-restart 82-bird-learn 83-bird-stall || rc=$?
+summary+=("$(count_results build-test | sed 's/ build-test$/ bird-2.19.2-scenarios/')")
+[ $rc -eq 0 ] || status=1
 
 echo "== build under ASan+UBSan and unit, fuzz, netns suites"
 setup_build build-asan -Dwerror=true -Dtests=enabled -Db_sanitize=address,undefined \
