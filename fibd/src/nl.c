@@ -548,7 +548,7 @@ nl_init(uv_loop_t *loop, uint8_t protocol, const struct nl_hooks *hooks)
 {
 	int r;
 
-	memset(&nl.st, 0, sizeof(nl.st));
+	memset(&nl, 0, sizeof(nl)); /* nothing of an earlier run (tests init again) */
 	nl.loop = loop;
 	nl.protocol = protocol;
 	nl.hooks = *hooks;

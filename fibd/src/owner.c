@@ -556,9 +556,17 @@ owner_get_stats(struct owner_stats *ret)
 int
 owner_init(uv_loop_t *loop, const struct owner_hooks *hooks)
 {
+	/* Nothing of an earlier run (tests init again; their routes are gone). */
+	for (unsigned i = 0; i < OWNERS_MAX; i++)
+		free(ow.owners[i]);
+	while (ow.awaited) {
+		struct awaited *w = ow.awaited;
+		ow.awaited = w->next;
+		free(w);
+	}
+	memset(&ow, 0, sizeof(ow));
 	ow.loop = loop;
 	ow.hooks = *hooks;
-	ow.closing = false;
 	uv_idle_init(loop, &ow.sweeper);
 	uv_timer_init(loop, &ow.stale_tick);
 	ow.open = true;
