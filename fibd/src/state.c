@@ -82,13 +82,42 @@ family_of(const char *s, uint8_t *ret)
 }
 
 int
+state_parse_line(const char *line, const struct state_load_cbs *cbs, void *ctx)
+{
+	char fam[16], flag[16], word[8], name[3 * PS_NAME_MAX + 1], client[PS_NAME_MAX + 1];
+	unsigned long id;
+	uint8_t family;
+	int n;
+
+	if (line[0] == '#' || line[0] == '\n' || line[0] == '\0')
+		return 0;
+	if (!strcmp(line, "decouple new tables\n") || !strcmp(line, "decouple new tables")) {
+		table_decouple_new = true; /* fibctl decouple of every table, before the restart */
+		return 0;
+	}
+	if (sscanf(line, "%7s", word) == 1 && !strcmp(word, "fed")) {
+		n = sscanf(line, "fed %lu %15s %192s", &id, fam, name);
+		if (n != 3 || id == 0 || id > UINT32_MAX || !family_of(fam, &family) ||
+		    !name_decode(name, client, sizeof(client)))
+			return -EINVAL;
+		if (cbs->fed)
+			cbs->fed((uint32_t)id, family, client, ctx);
+		return 0;
+	}
+	n = sscanf(line, "table %lu %15s %15s", &id, fam, flag);
+	if (n < 2 || id == 0 || id > UINT32_MAX || !family_of(fam, &family) ||
+	    (n == 3 && strcmp(flag, "decoupled")))
+		return -EINVAL;
+	if (cbs->table)
+		cbs->table((uint32_t)id, family, n == 3, ctx);
+	return 0;
+}
+
+int
 state_load(const struct state_load_cbs *cbs, void *ctx)
 {
-	char line[512], fam[16], flag[16], word[8], name[3 * PS_NAME_MAX + 1], client[PS_NAME_MAX + 1];
-	int n;
-	unsigned long id;
+	char line[512];
 	unsigned lineno = 0;
-	uint8_t family;
 	FILE *f;
 
 	if (!path[0])
@@ -97,40 +126,16 @@ state_load(const struct state_load_cbs *cbs, void *ctx)
 		return errno == ENOENT ? 0 : -errno;
 	while (fgets(line, sizeof(line), f)) {
 		lineno++;
-		if (line[0] == '#' || line[0] == '\n')
-			continue;
-		if (!strcmp(line, "decouple new tables\n")) {
-			table_decouple_new = true; /* fibctl decouple of every table, before the restart */
-			continue;
-		}
-		if (sscanf(line, "%7s", word) == 1 && !strcmp(word, "fed")) {
-			n = sscanf(line, "fed %lu %15s %192s", &id, fam, name);
-			if (n != 3 || id == 0 || id > UINT32_MAX || !family_of(fam, &family) ||
-			    !name_decode(name, client, sizeof(client))) {
-				log_warn("state %s: line %u is not 'fed ID inet|inet6 NAME'; ignored", path,
-				    lineno);
-				continue;
-			}
-			if (cbs->fed)
-				cbs->fed((uint32_t)id, family, client, ctx);
-			continue;
-		}
-		n = sscanf(line, "table %lu %15s %15s", &id, fam, flag);
-		if (n < 2 || id == 0 || id > UINT32_MAX || !family_of(fam, &family) ||
-		    (n == 3 && strcmp(flag, "decoupled"))) {
-			log_warn("state %s: line %u is not 'table ID inet|inet6 [decoupled]'; ignored", path,
-			    lineno);
-			continue;
-		}
-		if (cbs->table)
-			cbs->table((uint32_t)id, family, n == 3, ctx);
+		if (state_parse_line(line, cbs, ctx) < 0)
+			log_warn("state %s: line %u is not 'table ID inet|inet6 [decoupled]' or "
+				 "'fed ID inet|inet6 NAME'; ignored", path, lineno);
 	}
 	fclose(f);
 	return 0;
 }
 
-static void
-emit_fed(uint32_t table, uint8_t family, const char *client, void *ctx)
+void
+state_put_fed(uint32_t table, uint8_t family, const char *client, void *ctx)
 {
 	FILE *f = ctx;
 
@@ -190,7 +195,7 @@ save_once(void)
 		    t->decoupled ? " decoupled" : "");
 	}
 	if (fed_source)
-		fed_source(emit_fed, f);
+		fed_source(state_put_fed, f);
 	errno = 0;
 	bad = ferror(f) || fflush(f) || fsync(fileno(f));
 	err = errno;

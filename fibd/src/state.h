@@ -31,6 +31,16 @@ struct state_load_cbs {
 int state_load(const struct state_load_cbs *cbs, void *ctx);
 
 /*
+ * state_parse_line - one line of the file (its newline may be there): 0 (a
+ * callback called, or a comment, a blank line); -EINVAL if it is none of the
+ * lines above. A line is at most 511 bytes; names at most PS_NAME_MAX.
+ */
+int state_parse_line(const char *line, const struct state_load_cbs *cbs, void *ctx);
+
+/* state_put_fed - the line "fed ID FAMILY NAME" into ctx, a FILE * (a state_emit_fn). */
+void state_put_fed(uint32_t table, uint8_t family, const char *client, void *ctx);
+
+/*
  * The clients that fed each table, for state_save: each calls emit once per
  * (table, client). main.c wires feed's (state cannot call up into feed).
  */

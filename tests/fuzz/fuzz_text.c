@@ -10,6 +10,9 @@
  * - FUZZ_CONF: fibd's configuration parser on the whole input; a refusal must
  *   name a line and leave the configuration untouched.
  * - FUZZ_ARGS: fibctl's command lines (the input split into words).
+ * - FUZZ_STATE: fibd's state file, one line at a time. A client's name it
+ *   accepts, written back (state_put_fed, with its escapes), reads back as the
+ *   same table, family and name.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -131,6 +134,70 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	return 0;
 }
 
+#elif defined(FUZZ_STATE)
+#include <proto-shim/msg.h>
+
+#include "state.h"
+
+struct fed {
+	uint32_t table;
+	uint8_t family;
+	char name[PS_NAME_MAX + 1];
+	int n;
+};
+
+static void
+on_fed(uint32_t table, uint8_t family, const char *client, void *ctx)
+{
+	struct fed *f = ctx;
+
+	if (strlen(client) > PS_NAME_MAX || !client[0])
+		abort(); /* the limit the format promises */
+	f->table = table;
+	f->family = family;
+	snprintf(f->name, sizeof(f->name), "%s", client);
+	f->n++;
+}
+
+static void
+on_table(uint32_t table, uint8_t family, bool decoupled, void *ctx)
+{
+	(void)ctx;
+	(void)decoupled;
+	if (!table || (family != PS_FAM_V4 && family != PS_FAM_V6))
+		abort();
+}
+
+int
+LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	const struct state_load_cbs cbs = { .table = on_table, .fed = on_fed };
+	char *text = malloc(size + 1), *line, *save = NULL;
+
+	if (!text)
+		return 0;
+	memcpy(text, data, size);
+	text[size] = '\0';
+	for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		struct fed a = { 0 }, b = { 0 };
+		char back[512];
+		FILE *f;
+		if (strlen(line) > 511 || state_parse_line(line, &cbs, &a) < 0 || !a.n)
+			continue;
+		if (!(f = fmemopen(back, sizeof(back), "w")))
+			abort();
+		state_put_fed(a.table, a.family, a.name, f);
+		fclose(f);
+		if (state_parse_line(back, &cbs, &b) < 0 || b.n != 1 || b.table != a.table ||
+		    b.family != a.family || strcmp(b.name, a.name)) {
+			fprintf(stderr, "'%s' is written as '%s', which reads back otherwise\n", line, back);
+			abort();
+		}
+	}
+	free(text);
+	return 0;
+}
+
 #else
-#error "define FUZZ_ROUTELINE, FUZZ_CONF or FUZZ_ARGS"
+#error "define FUZZ_ROUTELINE, FUZZ_CONF, FUZZ_ARGS or FUZZ_STATE"
 #endif
