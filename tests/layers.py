@@ -19,9 +19,9 @@ LAYERS = [
     ("kernel I/O", "the writer, the dump socket, the monitor; they report through hooks",
      ["nl", "nl_send", "dump", "monitor"]),
     ("engine", "scans, replay, prune, repair; learn; owners of desired routes; events",
-     ["sync", "prune", "learn", "event", "owner"]),
+     ["sync", "sync_queue", "prune", "learn", "event", "owner"]),
     ("front", "sessions and access, control commands, watch, systemd notify",
-     ["feed", "access", "ctl", "status", "show", "reply", "watch", "notify"]),
+     ["feed", "feed_out", "access", "ctl", "status", "show", "reply", "watch", "notify"]),
     ("main", "wires the hooks, runs the loop", ["main"]),
 ]
 

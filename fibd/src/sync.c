@@ -1,26 +1,28 @@
 /*
- * sync: first scans of the tables fibd writes to.
+ * sync: one job at a time (sync_queue.c picks it): a dump of one table through
+ * dump.c, then its snapshot applied and the notifications kept meanwhile
+ * replayed on it, a budget at a time; then a first scan releases the writes
+ * that waited for it (docs/design.md, invariant 7), and a rescan has its lost
+ * routes repaired (prune.c).
  *
- * Jobs run one at a time on a dedicated nonblocking netlink socket with
- * NETLINK_GET_STRICT_CHK, so that the kernel sends only the asked table and
- * protocol. A callback reads at most SYNC_DUMP_DATAGRAMS datagrams. The routes
- * of a dump are collected, and adopted only once the dump has ended with
- * NLMSG_DONE, no message carried NLM_F_DUMP_INTR, and the monitor saw no change
- * to the table (nor lost a notification) while it ran (docs/design.md, invariant 5):
- * the kernel does not flag every inconsistent dump, IPv6 ones least of all. An
- * interrupted or failed dump is discarded and retried with backoff.
+ * A dump counts only when it ended with its own NLMSG_DONE, no message carried
+ * NLM_F_DUMP_INTR, and the monitor lost no notification while it ran
+ * (invariant 5); an IPv6 dump during which others changed the table is
+ * discarded a few times, then used as unsure (docs/design.md). A discarded dump
+ * is retried with backoff, and nothing is adopted from it.
  *
  * Adopting a route: its entry gets `have` = its attributes as the dump gave
  * them (interned like a client's, with the nexthop object an earlier fibd made),
  * or the adopted marker when fibd cannot read them. A client feeding the same
  * route then costs no write; a changed one is replaced, not added with EXCL and
- * refused with EEXIST; a withdraw deletes it. The
- * adopted keys are kept: `grace` seconds after the scan, those still claimed by
- * no client are withdrawn (at most SYNC_PRUNE_BUDGET per callback). A client
- * that comes back in time claims its routes by feeding them again.
+ * refused with EEXIST; a withdraw deletes it. Adopted keys go to prune.c, which
+ * withdraws those no client claims.
  *
- * Table states: NONE (never asked), QUEUED, RUNNING, DONE. nl holds back writes
- * to a table until it is DONE (docs/design.md, invariant 7).
+ * Others' changes (the monitor's route hook, sync_kernel_route) are kept while
+ * their table's scan runs (invariant 6), and otherwise acted on at once: a
+ * route of fibd's someone deleted or took over is written again.
+ *
+ * Table states: NONE (never asked), QUEUED, RUNNING, DONE.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -42,59 +44,15 @@
 #include "monitor.h"
 #include "nl.h"
 #include "prune.h"
-#include "sync.h"
-
-enum { SCAN_NONE, SCAN_QUEUED, SCAN_RUNNING, SCAN_DONE };
+#include "sync-internal.h"
 
 /* The attributes of an adopted route: in the kernel, not known to fibd. Never freed. */
 static struct rattr adopted = { .refs = 1 };
 
-static struct {
-	uv_loop_t *loop;
-	/* after a valid dump: its keys applied to the table a budget at a time */
-	uv_idle_t applier;
-	size_t apply_at;
-	uint64_t apply_adopted;
-	bool apply_rescan;
-	bool busy;          /* a job (dump, apply, repair) is under way */
-	bool dumping;       /* its dump has not ended yet */
-	bool learning;      /* the job is a learn dump (every protocol, for learn.c) */
-	bool learn_replaying; /* its dump is done; learn.c replays what it kept (sync_on_apply) */
-	uint64_t changes_at_start, overruns_at_start;
-	uv_timer_t soon;    /* debounces rescans asked for by link and address events */
-	uv_timer_t periodic;
-	uint32_t interval_ms;
-	bool read_attrs; /* turn the routes of a dump into attributes (the daemon does) */
-	struct {
-		int ifindex;
-		char name[PS_IFNAMSIZ];
-	} ifnames[64];
-	uv_timer_t retry;   /* the earliest backoff of a queued table ends */
-	bool open;
-	uint8_t protocol;
-	uint64_t order;     /* stamps queued tables */
-	struct rtable *cur;
-	struct scan_key *keys;
-	size_t n_keys, cap_keys;
-	bool keys_failed;
-	/* notifications of the table being scanned, kept until its snapshot is applied */
-	bool keeping;
-	char *kept;
-	size_t kept_len, kept_cap, kept_at;
-	bool kept_overflow;
-	struct sync_stats st;
-} sy;
+struct sync_state sy;
 
-static void queue_learn(struct rtable *t);
 
-static void start_next(void);
 
-static void
-sync_on_retry(uv_timer_t *h)
-{
-	(void)h;
-	start_next();
-}
 
 /* ---- reading routes ---- */
 
@@ -179,12 +137,10 @@ collect(const struct scan_key *k)
 
 static void job_done(void);
 static void rescan_done(void);
-static void dump_route(const struct nlmsghdr *nlh, const struct kmsg_rt *kr, void *ctx);
-static void dump_end(int result, void *ctx);
 
 /* A scan of t waits in the queue (once), in the order asked for. */
-static void
-mark_queued(struct rtable *t)
+void
+sync_mark_queued(struct rtable *t)
 {
 	if (t->scan_queued)
 		return;
@@ -299,8 +255,8 @@ sync_keep(struct rtable *t, const struct nlmsghdr *nlh)
 	sy.kept_len += need;
 }
 
-static void
-keep_start(void)
+void
+sync_keep_start(void)
 {
 	sy.keeping = true;
 	sy.kept_len = sy.kept_at = 0;
@@ -423,7 +379,7 @@ sync_on_apply(uv_idle_t *h)
 			uv_idle_stop(&sy.applier);
 			sy.learn_replaying = false;
 			if (again)
-				queue_learn(t);
+				sync_queue_learn(t);
 			job_done();
 		}
 		health_cb_end(t0, "learn replay");
@@ -453,7 +409,7 @@ sync_on_apply(uv_idle_t *h)
 		/* Notifications were lost after the dump: what it showed may be stale. */
 		log_warn("sync: table %u: notifications lost while its scan was applied; scanning it again",
 		    t->id);
-		mark_queued(t);
+		sync_mark_queued(t);
 	}
 	keep_stop();
 	sy.st.routes_adopted += sy.apply_adopted;
@@ -498,11 +454,11 @@ job_done(void)
 {
 	sy.cur = NULL;
 	sy.busy = false;
-	start_next();
+	sync_start_next();
 }
 
-static void
-job_end(bool ok, const char *why)
+void
+sync_job_end(bool ok, const char *why)
 {
 	struct rtable *t = sy.cur;
 	bool learning = sy.learning;
@@ -517,7 +473,7 @@ job_end(bool ok, const char *why)
 		log_info("sync: table %u %s: learn dump done", t->id,
 		    family_name(t->family));
 		if (learn_end(t, true)) {
-			queue_learn(t); /* notifications were lost during it: again */
+			sync_queue_learn(t); /* notifications were lost during it: again */
 			job_done();
 			return;
 		}
@@ -559,11 +515,11 @@ job_end(bool ok, const char *why)
 	t->scan_retry_ms = t->scan_retry_ms * 2 > SYNC_RETRY_MAX_MS ? SYNC_RETRY_MAX_MS : t->scan_retry_ms * 2;
 	if (learning) {
 		learn_end(t, false);
-		queue_learn(t);
+		sync_queue_learn(t);
 	} else {
 		if (t->scan != SCAN_DONE)
 			t->scan = SCAN_QUEUED;
-		mark_queued(t);
+		sync_mark_queued(t);
 	}
 	drop_attrs(0);
 	sy.n_keys = 0;
@@ -571,126 +527,12 @@ job_end(bool ok, const char *why)
 	keep_stop();
 	sy.cur = NULL;
 	sy.busy = false;
-	start_next();
-}
-
-static void
-enqueue(struct rtable *t)
-{
-	mark_queued(t);
-	start_next();
-}
-
-static void
-queue_learn(struct rtable *t)
-{
-	if (t->learn_queued)
-		return;
-	t->learn_queued = true;
-	t->learn_order = ++sy.order;
-}
-
-/* Kinds of job, in the order they go. */
-enum job { JOB_FIRST_SCAN, JOB_LEARN, JOB_RESCAN, JOB_NONE };
-
-/* The job a table waits for first, and when it was queued. */
-static enum job
-job_of(const struct rtable *t, uint64_t *ret_order)
-{
-	if (t->scan_queued && t->scan != SCAN_DONE) {
-		*ret_order = t->scan_order;
-		return JOB_FIRST_SCAN;
-	}
-	if (t->learn_queued) {
-		*ret_order = t->learn_order;
-		return JOB_LEARN;
-	}
-	*ret_order = t->scan_order;
-	return t->scan_queued ? JOB_RESCAN : JOB_NONE;
-}
-
-/*
- * The next table to dump: first scans before rescans (writes wait for them),
- * then in the order they were queued; tables in backoff wait, and the retry
- * timer wakes the queue when the earliest backoff ends.
- */
-static struct rtable *
-pick_next(enum job *ret_job)
-{
-	uint64_t now = uv_now(sy.loop), wait = UINT64_MAX;
-	struct rtable *best = NULL;
-	enum job best_rank = JOB_NONE;
-	uint64_t best_order = 0;
-
-	for (unsigned i = 0; i < table_count(); i++) {
-		struct rtable *t = table_at((uint16_t)i);
-		uint64_t order;
-		enum job rank = job_of(t, &order);
-		if (rank == JOB_NONE)
-			continue;
-		if (t->scan_not_before > now) {
-			if (t->scan_not_before - now < wait)
-				wait = t->scan_not_before - now;
-			continue;
-		}
-		if (!best || rank < best_rank || (rank == best_rank && order < best_order)) {
-			best = t;
-			best_rank = rank;
-			best_order = order;
-		}
-	}
-	if (!best && wait != UINT64_MAX)
-		uv_timer_start(&sy.retry, sync_on_retry, wait, 0);
-	*ret_job = best_rank;
-	return best;
-}
-
-static void
-start_next(void)
-{
-	struct rtable *t;
-	enum job job;
-	int r;
-
-	if (!sy.open || sy.busy || !(t = pick_next(&job)))
-		return;
-	sy.cur = t;
-	sy.busy = true;
-	sy.dumping = true;
-	sy.overruns_at_start = mon_catch_up();
-	sy.changes_at_start = t->changes;
-	sy.learning = job == JOB_LEARN;
-	if (sy.learning) {
-		t->learn_queued = false;
-		learn_begin(t); /* keep what changes from here on, to replay after the dump */
-	} else {
-		t->scan_queued = false;
-		keep_start(); /* a scan's notifications: replayed once its snapshot is applied */
-		if (t->scan == SCAN_DONE) {
-			/*
-			 * A new epoch from the moment the dump is asked for: routes the
-			 * kernel acknowledges from now on carry it too (nl.c), so the repair
-			 * walk does not take a route installed after the dump's snapshot
-			 * for a lost one.
-			 */
-			t->epoch++;
-		} else {
-			t->scan = SCAN_RUNNING;
-		}
-	}
-	r = dump_start(t->id, t->family, sy.learning ? 0 : sy.protocol, /* a learn dump takes every protocol */
-	    &(const struct dump_hooks){ .route = dump_route, .end = dump_end }, NULL);
-	if (r < 0) {
-		sy.st.dumps_failed++;
-		job_end(false, strerror(-r));
-		return;
-	}
-	sy.st.dumps_started++;
+	sync_start_next();
 }
 
 /* A route of the dump being taken: a learn dump's go to learn, a scan's are collected. */
-static void
-dump_route(const struct nlmsghdr *nlh, const struct kmsg_rt *kr, void *ctx)
+void
+sync_dump_route(const struct nlmsghdr *nlh, const struct kmsg_rt *kr, void *ctx)
 {
 	struct scan_key k;
 	(void)ctx;
@@ -708,18 +550,18 @@ dump_route(const struct nlmsghdr *nlh, const struct kmsg_rt *kr, void *ctx)
 }
 
 /* The dump ended (dump.h): is it one to use? */
-static void
-dump_end(int result, void *ctx)
+void
+sync_dump_end(int result, void *ctx)
 {
 	(void)ctx;
 	if (result == 0 && sy.learning) {
-		job_end(true, NULL); /* what changed meanwhile is replayed (learn.c) */
+		sync_job_end(true, NULL); /* what changed meanwhile is replayed (learn.c) */
 	} else if (result == 0 && !sy.keys_failed && mon_catch_up() != sy.overruns_at_start) {
 		sy.st.dumps_failed++;
-		job_end(false, "the monitor overran during the dump: notifications were lost");
+		sync_job_end(false, "the monitor overran during the dump: notifications were lost");
 	} else if (result == 0 && sy.kept_overflow) {
 		sy.st.dumps_failed++;
-		job_end(false, "too many notifications during the dump to keep");
+		sync_job_end(false, "too many notifications during the dump to keep");
 	} else if (result == 0 && !sy.keys_failed && sy.cur->family == PS_FAM_V6 &&
 	    sy.cur->changes != sy.changes_at_start && sy.cur->churn_discards < SYNC_CHURN_TRIES) {
 		/*
@@ -735,113 +577,16 @@ dump_end(int result, void *ctx)
 		 */
 		sy.cur->churn_discards++;
 		sy.st.dumps_interrupted++;
-		job_end(false, "IPv6 table changed during the dump");
+		sync_job_end(false, "IPv6 table changed during the dump");
 	} else if (result == 0) {
-		job_end(!sy.keys_failed, "out of memory");
+		sync_job_end(!sy.keys_failed, "out of memory");
 	} else if (result == -EINTR) {
 		sy.st.dumps_interrupted++;
-		job_end(false, "interrupted by a change (NLM_F_DUMP_INTR)");
+		sync_job_end(false, "interrupted by a change (NLM_F_DUMP_INTR)");
 	} else {
 		sy.st.dumps_failed++;
-		job_end(false, result == -EFBIG ? "over the size cap" : strerror(-result));
+		sync_job_end(false, result == -EFBIG ? "over the size cap" : strerror(-result));
 	}
-}
-
-bool
-sync_table_ready(struct rtable *t)
-{
-	if (t->scan == SCAN_DONE)
-		return true;
-	if (!sy.open) {
-		/* Without a dump socket there is nothing to wait for. */
-		t->scan = SCAN_DONE;
-		return true;
-	}
-	if (t->scan == SCAN_NONE) {
-		t->scan = SCAN_QUEUED;
-		enqueue(t);
-	}
-	return false;
-}
-
-bool
-sync_table_ready_now(const struct rtable *t)
-{
-	return !sy.open || t->scan == SCAN_DONE || t->scan == SCAN_NONE;
-}
-
-void
-sync_route_exists(struct rtable *t)
-{
-	if (t->dump_unsure && t->scan == SCAN_DONE && !t->scan_queued) {
-		log_info("sync: table %u inet6: a route of fibd's may be there unseen; rescanning", t->id);
-		enqueue(t);
-	}
-}
-
-bool
-sync_rescan_table(struct rtable *t)
-{
-	/* A table whose first scan is still to come gets nothing from a rescan. */
-	if (!sy.open || t->scan != SCAN_DONE)
-		return false;
-	/*
-	 * Asked again while its dump runs: once more afterwards, since the change
-	 * that made someone ask may have come after the dump's snapshot.
-	 */
-	enqueue(t);
-	return true;
-}
-
-void
-sync_learn_table(struct rtable *t)
-{
-	if (!sy.open)
-		return;
-	/*
-	 * Even while one runs: it began before this learner came, which missed
-	 * the adds already sent.
-	 */
-	learn_begin(t);
-	queue_learn(t);
-	start_next();
-}
-
-void
-sync_rescan_all(void)
-{
-	for (unsigned i = 0; i < table_count(); i++)
-		sync_rescan_table(table_at((uint16_t)i));
-}
-
-/*
- * Rescan once the writer is quiet: during a bulk load the monitor overruns on
- * fibd's own notifications, and dumping a table that is still being written
- * proves little.
- */
-static void
-sync_on_soon(uv_timer_t *h)
-{
-	if (nl_pending()) {
-		uv_timer_start(h, sync_on_soon, SYNC_RESCAN_DELAY_MS, 0);
-		return;
-	}
-	sy.st.rescans_triggered++;
-	sync_rescan_all();
-}
-
-void
-sync_rescan_soon(void)
-{
-	if (sy.open)
-		uv_timer_start(&sy.soon, sync_on_soon, SYNC_RESCAN_DELAY_MS, 0);
-}
-
-static void
-sync_on_periodic(uv_timer_t *h)
-{
-	(void)h;
-	sync_rescan_all();
 }
 
 int

@@ -1,0 +1,237 @@
+/*
+ * sync_queue: which table the sync engine dumps next, and who asks (sync.c runs
+ * the job). Tables wait in a queue of their own kind: first scans before learn
+ * dumps before rescans (writes wait for first scans), then in the order asked
+ * for; a table whose dump was discarded waits out its own backoff while others
+ * go ahead. Rescans come from fibctl resync, a periodic timer, link and address
+ * changes and monitor overruns (debounced until the writer is quiet), and an
+ * EXCL add that met a route a dump may have missed.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "dump.h"
+#include "learn.h"
+#include "log.h"
+#include "monitor.h"
+#include "nl.h"
+#include "sync-internal.h"
+
+void
+sync_on_retry(uv_timer_t *h)
+{
+	(void)h;
+	sync_start_next();
+}
+
+static void
+sync_enqueue(struct rtable *t)
+{
+	sync_mark_queued(t);
+	sync_start_next();
+}
+
+void
+sync_queue_learn(struct rtable *t)
+{
+	if (t->learn_queued)
+		return;
+	t->learn_queued = true;
+	t->learn_order = ++sy.order;
+}
+
+/* Kinds of job, in the order they go. */
+enum job { JOB_FIRST_SCAN, JOB_LEARN, JOB_RESCAN, JOB_NONE };
+
+/* The job a table waits for first, and when it was queued. */
+static enum job
+job_of(const struct rtable *t, uint64_t *ret_order)
+{
+	if (t->scan_queued && t->scan != SCAN_DONE) {
+		*ret_order = t->scan_order;
+		return JOB_FIRST_SCAN;
+	}
+	if (t->learn_queued) {
+		*ret_order = t->learn_order;
+		return JOB_LEARN;
+	}
+	*ret_order = t->scan_order;
+	return t->scan_queued ? JOB_RESCAN : JOB_NONE;
+}
+
+/*
+ * The next table to dump: first scans before rescans (writes wait for them),
+ * then in the order they were queued; tables in backoff wait, and the retry
+ * timer wakes the queue when the earliest backoff ends.
+ */
+static struct rtable *
+pick_next(enum job *ret_job)
+{
+	uint64_t now = uv_now(sy.loop), wait = UINT64_MAX;
+	struct rtable *best = NULL;
+	enum job best_rank = JOB_NONE;
+	uint64_t best_order = 0;
+
+	for (unsigned i = 0; i < table_count(); i++) {
+		struct rtable *t = table_at((uint16_t)i);
+		uint64_t order;
+		enum job rank = job_of(t, &order);
+		if (rank == JOB_NONE)
+			continue;
+		if (t->scan_not_before > now) {
+			if (t->scan_not_before - now < wait)
+				wait = t->scan_not_before - now;
+			continue;
+		}
+		if (!best || rank < best_rank || (rank == best_rank && order < best_order)) {
+			best = t;
+			best_rank = rank;
+			best_order = order;
+		}
+	}
+	if (!best && wait != UINT64_MAX)
+		uv_timer_start(&sy.retry, sync_on_retry, wait, 0);
+	*ret_job = best_rank;
+	return best;
+}
+
+void
+sync_start_next(void)
+{
+	struct rtable *t;
+	enum job job;
+	int r;
+
+	if (!sy.open || sy.busy || !(t = pick_next(&job)))
+		return;
+	sy.cur = t;
+	sy.busy = true;
+	sy.dumping = true;
+	sy.overruns_at_start = mon_catch_up();
+	sy.changes_at_start = t->changes;
+	sy.learning = job == JOB_LEARN;
+	if (sy.learning) {
+		t->learn_queued = false;
+		learn_begin(t); /* keep what changes from here on, to replay after the dump */
+	} else {
+		t->scan_queued = false;
+		sync_keep_start(); /* a scan's notifications: replayed once its snapshot is applied */
+		if (t->scan == SCAN_DONE) {
+			/*
+			 * A new epoch from the moment the dump is asked for: routes the
+			 * kernel acknowledges from now on carry it too (nl.c), so the repair
+			 * walk does not take a route installed after the dump's snapshot
+			 * for a lost one.
+			 */
+			t->epoch++;
+		} else {
+			t->scan = SCAN_RUNNING;
+		}
+	}
+	r = dump_start(t->id, t->family, sy.learning ? 0 : sy.protocol, /* a learn dump takes every protocol */
+	    &(const struct dump_hooks){ .route = sync_dump_route, .end = sync_dump_end }, NULL);
+	if (r < 0) {
+		sy.st.dumps_failed++;
+		sync_job_end(false, strerror(-r));
+		return;
+	}
+	sy.st.dumps_started++;
+}
+
+bool
+sync_table_ready(struct rtable *t)
+{
+	if (t->scan == SCAN_DONE)
+		return true;
+	if (!sy.open) {
+		/* Without a dump socket there is nothing to wait for. */
+		t->scan = SCAN_DONE;
+		return true;
+	}
+	if (t->scan == SCAN_NONE) {
+		t->scan = SCAN_QUEUED;
+		sync_enqueue(t);
+	}
+	return false;
+}
+
+bool
+sync_table_ready_now(const struct rtable *t)
+{
+	return !sy.open || t->scan == SCAN_DONE || t->scan == SCAN_NONE;
+}
+
+void
+sync_route_exists(struct rtable *t)
+{
+	if (t->dump_unsure && t->scan == SCAN_DONE && !t->scan_queued) {
+		log_info("sync: table %u inet6: a route of fibd's may be there unseen; rescanning", t->id);
+		sync_enqueue(t);
+	}
+}
+
+bool
+sync_rescan_table(struct rtable *t)
+{
+	/* A table whose first scan is still to come gets nothing from a rescan. */
+	if (!sy.open || t->scan != SCAN_DONE)
+		return false;
+	/*
+	 * Asked again while its dump runs: once more afterwards, since the change
+	 * that made someone ask may have come after the dump's snapshot.
+	 */
+	sync_enqueue(t);
+	return true;
+}
+
+void
+sync_learn_table(struct rtable *t)
+{
+	if (!sy.open)
+		return;
+	/*
+	 * Even while one runs: it began before this learner came, which missed
+	 * the adds already sent.
+	 */
+	learn_begin(t);
+	sync_queue_learn(t);
+	sync_start_next();
+}
+
+void
+sync_rescan_all(void)
+{
+	for (unsigned i = 0; i < table_count(); i++)
+		sync_rescan_table(table_at((uint16_t)i));
+}
+
+/*
+ * Rescan once the writer is quiet: during a bulk load the monitor overruns on
+ * fibd's own notifications, and dumping a table that is still being written
+ * proves little.
+ */
+void
+sync_on_soon(uv_timer_t *h)
+{
+	if (nl_pending()) {
+		uv_timer_start(h, sync_on_soon, SYNC_RESCAN_DELAY_MS, 0);
+		return;
+	}
+	sy.st.rescans_triggered++;
+	sync_rescan_all();
+}
+
+void
+sync_rescan_soon(void)
+{
+	if (sy.open)
+		uv_timer_start(&sy.soon, sync_on_soon, SYNC_RESCAN_DELAY_MS, 0);
+}
+
+void
+sync_on_periodic(uv_timer_t *h)
+{
+	(void)h;
+	sync_rescan_all();
+}
+
