@@ -82,12 +82,18 @@ bit_get(const uint8_t *set, unsigned i)
 }
 
 static void
+bit_set(uint8_t *set, unsigned i)
+{
+	set[i / 8] |= (uint8_t)(1u << (i % 8));
+}
+
+/* Returns true when it is the owner's first route in its table (the state file must say so). */
+static bool
 attach(struct owner *o, struct route *r)
 {
-	if (!bit_get(o->fed, r->rt)) {
-		o->fed[r->rt / 8] |= (uint8_t)(1u << (r->rt % 8));
-		state_save(); /* a client's first route in a table: the next fibd waits for it */
-	}
+	bool first = !bit_get(o->fed, r->rt);
+
+	bit_set(o->fed, r->rt);
 	r->owner = o->slot;
 	r->oprev = NULL;
 	r->onext = o->routes;
@@ -95,6 +101,7 @@ attach(struct owner *o, struct route *r)
 		o->routes->oprev = r;
 	o->routes = r;
 	o->n_routes++;
+	return first;
 }
 
 static void
@@ -204,13 +211,14 @@ owner_route(struct owner *o, uint32_t table, uint32_t metric, const struct ps_ro
 {
 	unsigned before = table_count();
 	struct rtable *t = table_get(table, pr->key.family, true);
+	bool new_table = table_count() != before;
 	struct route *r;
 	struct rattr *a;
 
 	ow.st.routes_in++;
-	if (table_count() != before)
-		state_save(); /* a new table: the next fibd scans it at start */
 	if (!t || !(r = table_insert(t, &pr->key.prefix, pr->key.plen, pr->key.tos, metric))) {
+		if (new_table)
+			state_save(); /* a new table: the next fibd scans it at start */
 		snprintf(why, why_len, "fibd is out of memory or tables");
 		return ENOMEM;
 	}
@@ -225,9 +233,16 @@ owner_route(struct owner *o, uint32_t table, uint32_t metric, const struct ps_ro
 		owner_maybe_forget(other);
 	}
 	if (r->owner == OWNER_NONE) {
-		attach(o, r);
+		/*
+		 * A new table, or the client's first route in one: one save covers
+		 * both (the next fibd scans the table, and waits for the client).
+		 */
+		if (attach(o, r) || new_table)
+			state_save();
 		if (!r->have)
 			r->flags |= R_EXCL;
+	} else if (new_table) {
+		state_save();
 	}
 	r->gen = o->mark;
 	if (!(a = rattr_intern(pr))) {
@@ -453,7 +468,7 @@ owner_await(uint32_t table, uint8_t family, const char *name)
 		w->next = ow.awaited;
 		ow.awaited = w;
 	}
-	w->fed[t->idx / 8] |= (uint8_t)(1u << (t->idx % 8));
+	bit_set(w->fed, t->idx);
 }
 
 /*
