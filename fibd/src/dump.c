@@ -97,21 +97,27 @@ sock_open(void)
 	return 0;
 }
 
+/* uv_close stops the handle at once: the descriptor may go right after. */
+static void
+close_pair(uv_poll_t *poll, struct mnl_socket *sock)
+{
+	uv_close((uv_handle_t *)poll, on_poll_closed);
+	mnl_socket_close(sock);
+}
+
 static void
 sock_close(void)
 {
-	/* uv_close stops the handle at once: the descriptor may go now. */
-	uv_close((uv_handle_t *)dp.poll, on_poll_closed);
+	close_pair(dp.poll, dp.sock);
 	dp.poll = NULL;
-	mnl_socket_close(dp.sock);
 	dp.sock = NULL;
 }
 
 /*
  * The kernel may be mid-dump (it goes on sending, and refuses a new request
  * with EBUSY until the old one is read out): a fresh socket leaves all that
- * behind. If none can be had, the old one stays and the next dump's replies
- * are told from the old one's by sequence.
+ * behind. If none can be had, the old one stays (sock_open changes nothing
+ * then) and the next dump's replies are told from the old one's by sequence.
  */
 static void
 sock_replace(void)
@@ -122,13 +128,10 @@ sock_replace(void)
 
 	if ((r = sock_open()) < 0) {
 		log_warn_errno(-r, "dump: cannot open a new socket after an abandoned dump; keeping the old");
-		dp.sock = old_sock;
-		dp.poll = old_poll;
 		return;
 	}
 	dp.st.reopened++;
-	uv_close((uv_handle_t *)old_poll, on_poll_closed);
-	mnl_socket_close(old_sock);
+	close_pair(old_poll, old_sock);
 }
 
 int

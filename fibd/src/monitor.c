@@ -110,12 +110,6 @@ mon_on_readable(uv_poll_t *h, int status, int events)
 	health_cb_end(t0, "netlink monitor");
 }
 
-void
-mon_poll(void)
-{
-	mon_read(MON_RECV_BUDGET);
-}
-
 uint64_t
 mon_catch_up(void)
 {

@@ -61,13 +61,9 @@ struct mon_stats {
 };
 void mon_get_stats(struct mon_stats *ret);
 
-/*
- * For tests: the socket's receive (NULL: the real one), returning like
- * recv(2), and one run of the readable callback as the loop would make it.
- */
+/* For tests: the socket's receive (NULL: the real one), returning like recv(2). */
 #include <sys/types.h>
 typedef ssize_t (*mon_recv_fn)(void *buf, size_t len);
 void mon_set_io(mon_recv_fn recv_fn);
-void mon_poll(void);
 
 #endif
