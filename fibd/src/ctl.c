@@ -272,145 +272,6 @@ struct dump_ctx {
 };
 
 /*
- * Binary records (docs/PROTOCOL.md, "Binary dump"): little-endian, fixed
- * layout, version 2: the header, the records, and a trailer with their count,
- * so that a dump cut at a record boundary is told from a whole one.
- */
-#define BIN_MAGIC "FIBDBIN1"
-#define BIN_VERSION 2
-#define BIN_HEADER_LEN 16
-#define BIN_RECORD_LEN 64
-#define BIN_NEXTHOP_LEN 40
-#define BIN_TRAILER_LEN 16
-#define BIN_TRAILER_MARK 0xff /* at offset 2, where a record has its family */
-
-/* A record's state: ROUTE_STATUS's numbers where they mean the same, others above them. */
-enum bin_state {
-	BS_INSTALLED = PS_RS_INSTALLED,
-	BS_FAILED = PS_RS_FAILED,
-	BS_WAITING = PS_RS_WAITING,
-	BS_PENDING = 16,       /* a write is queued or in flight */
-	BS_NOT_INSTALLED = 17, /* wanted, not in the kernel, no write under way (held, decoupled) */
-};
-
-static uint8_t *
-bin_room(struct text *t, size_t n)
-{
-	uint8_t *p;
-
-	if (t->failed)
-		return NULL;
-	if (t->cap - t->len < n) {
-		size_t cap = t->cap ? t->cap * 2 : 65536;
-		char *np;
-		while (cap - t->len < n)
-			cap *= 2;
-		if (!(np = realloc(t->p, cap))) {
-			t->failed = 1;
-			return NULL;
-		}
-		t->p = np;
-		t->cap = cap;
-	}
-	p = (uint8_t *)t->p + t->len;
-	memset(p, 0, n);
-	t->len += n;
-	return p;
-}
-
-static void
-le16(uint8_t *p, uint16_t v)
-{
-	p[0] = (uint8_t)v;
-	p[1] = (uint8_t)(v >> 8);
-}
-
-static void
-le32(uint8_t *p, uint32_t v)
-{
-	le16(p, (uint16_t)v);
-	le16(p + 2, (uint16_t)(v >> 16));
-}
-
-/* The trailer: its length, the mark, and how many records came before it. */
-static void
-bin_trailer(struct text *t, uint64_t records)
-{
-	uint8_t *p = bin_room(t, BIN_TRAILER_LEN);
-
-	if (!p)
-		return;
-	le16(p, BIN_TRAILER_LEN);
-	p[2] = BIN_TRAILER_MARK;
-	le32(p + 8, (uint32_t)records);
-	le32(p + 12, (uint32_t)(records >> 32));
-}
-
-static void
-bin_header(struct text *t)
-{
-	uint8_t *p = bin_room(t, BIN_HEADER_LEN);
-
-	if (!p)
-		return;
-	memcpy(p, BIN_MAGIC, 8);
-	le16(p + 8, BIN_VERSION);
-	le16(p + 10, BIN_HEADER_LEN);
-	le16(p + 12, BIN_RECORD_LEN);
-	le16(p + 14, BIN_NEXTHOP_LEN);
-}
-
-static void
-bin_route(struct text *t, const struct rtable *rt, const struct route *r)
-{
-	const struct rattr *a = r->want;
-	unsigned n_nh = a->type == PS_RT_UNICAST ? a->n_nh : 0;
-	size_t len = BIN_RECORD_LEN + (size_t)n_nh * BIN_NEXTHOP_LEN;
-	uint8_t *p = bin_room(t, len), state;
-	union ps_addr prefix;
-
-	if (!p)
-		return;
-	if (r->flags & R_FAILED)
-		state = BS_FAILED;
-	else if (r->flags & R_WAITING)
-		state = BS_WAITING;
-	else if (r->flags & (R_QUEUED | R_INFLIGHT))
-		state = BS_PENDING;
-	else
-		state = rattr_fulfils(r->have, r->want) ? BS_INSTALLED : BS_NOT_INSTALLED;
-	route_prefix(r, &prefix);
-	le16(p, (uint16_t)len);
-	p[2] = rt->family;
-	p[3] = route_plen(r);
-	le32(p + 4, rt->id);
-	le32(p + 8, r->metric);
-	p[12] = r->tos;
-	p[13] = a->type;
-	p[14] = state;
-	p[15] = a->has & (PS_RA_PREFSRC | PS_RA_REALM | PS_RA_SCOPE | PS_RA_MTU);
-	memcpy(p + 16, prefix.b, 16);
-	if (a->has & PS_RA_PREFSRC)
-		memcpy(p + 32, a->prefsrc.b, 16);
-	le32(p + 48, a->realm);
-	le32(p + 52, a->mtu);
-	p[56] = a->scope;
-	le16(p + 58, (uint16_t)n_nh);
-	le16(p + 60, r->err);
-	for (unsigned i = 0; i < n_nh; i++) {
-		const struct rnh *h = &a->nh[i];
-		uint8_t *q = p + BIN_RECORD_LEN + i * BIN_NEXTHOP_LEN;
-		if (h->gw_family)
-			memcpy(q, h->gw.b, 16);
-		q[16] = h->gw_family;
-		q[17] = h->flags;
-		le16(q + 18, h->weight);
-		le32(q + 20, (uint32_t)(h->ifindex > 0 ? h->ifindex : 0));
-		memcpy(q + 24, h->ifname, PS_IFNAMSIZ);
-	}
-}
-
-/*
  * Whole prefixes at a time: once the part is full, stop at the first route of
  * another prefix, and remember the last prefix written.
  */
@@ -428,7 +289,7 @@ dump_one(struct route *r, void *vctx)
 	d->st->after_len = route_plen(r);
 	d->st->resume = true;
 	if (d->st->fmt == FMT_BINARY)
-		bin_route(d->sh.t, table_at(r->rt), r);
+		put_bin_route(d->sh.t, table_at(r->rt), r);
 	else
 		show_one(r, &d->sh);
 	d->st->n++;
@@ -447,7 +308,7 @@ dump_more(struct ctl_stream *st, struct ps_buf *out)
 		if (st->fmt == FMT_JSON)
 			tprintf(&t, "[\n");
 		else if (st->fmt == FMT_BINARY)
-			bin_header(&t);
+			put_bin_header(&t);
 		st->opened = true;
 	}
 	while (st->tidx < table_count() && t.len < d.part && !t.failed) {
@@ -468,7 +329,7 @@ dump_more(struct ctl_stream *st, struct ps_buf *out)
 	if (st->tidx == table_count() && st->fmt == FMT_JSON)
 		tprintf(&t, "]\n");
 	else if (st->tidx == table_count() && st->fmt == FMT_BINARY)
-		bin_trailer(&t, st->n);
+		put_bin_trailer(&t, st->n);
 	if (t.len)
 		reply_chunk(out, st->req, t.p, t.len);
 	free(t.p);

@@ -1,6 +1,7 @@
 /*
- * format: routes as text, for fibctl's answers and the watch stream. A route in
- * ip route syntax is what `fibctl feed` takes back, so dump's text round-trips.
+ * format: routes as text, for fibctl's answers and the watch stream, and as the
+ * binary dump's records. A route in ip route syntax is what `fibctl feed` takes
+ * back, so dump's text round-trips.
  */
 #ifndef FIBD_FORMAT_H
 #define FIBD_FORMAT_H
@@ -62,5 +63,16 @@ void put_attrs_json(struct text *t, const struct rattr *a);
  */
 void put_route(struct text *t, uint8_t fam, const union ps_addr *prefix, uint8_t plen,
     const struct rattr *a, uint32_t table, uint32_t metric, uint8_t tos);
+
+/*
+ * The binary dump (docs/PROTOCOL.md, "Binary dump", version 2): its header, a
+ * route's record (what its client wants, and its state), and the trailer with
+ * the number of records before it. t->failed on no memory.
+ */
+struct rtable;
+struct route;
+void put_bin_header(struct text *t);
+void put_bin_route(struct text *t, const struct rtable *rt, const struct route *r);
+void put_bin_trailer(struct text *t, uint64_t records);
 
 #endif
