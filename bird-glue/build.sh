@@ -7,8 +7,8 @@
 # is installed; a system BIRD is left alone. A second run rebuilds only what
 # changed.
 #   bird-glue/build.sh [--bird 2.0.12|2.19] [--src TARBALL|DIR] [--check] [OUTDIR]
-#   --bird   the BIRD to build (default 2.0.12); BIRD 3 is not supported yet
-#   --src    upstream's source for 2.19 (default: ../shared/bird/bird-2.19.2.tar.gz
+#   --bird   the BIRD to build: 2.0.12 (default), 2.19 or 3
+#   --src    upstream's source for 2.19 or 3 (default: ../shared/bird/bird-VERSION.tar.gz
 #            beside this repository, if there)
 #   --check  also run BIRD's own unit tests (make check) on the patched tree
 #   OUTDIR   default build/bird for 2.0.12, build/bird-VERSION otherwise
@@ -35,10 +35,13 @@ done
 case $BIRD in
 2.0.12) VERSION=2.0.12 ;;
 2.19 | 2.19.2) VERSION=2.19.2 ;;
-3 | 3.3 | 3.3.2)
-	echo "build.sh: BIRD 3 is not supported yet (docs/bird3-internals.md maps the port)" >&2
-	exit 2 ;;
+3 | 3.3 | 3.3.2) VERSION=3.3.2 ;;
 *) usage ;;
+esac
+# The protocol's source: proto/common/ and the major version's own directory.
+case $VERSION in
+2.*) PROTO_DIR=fibd ;;
+3.*) PROTO_DIR=fibd3 ;;
 esac
 if [ "$VERSION" = 2.0.12 ]; then
 	OUT=$(realpath -m "${1:-$REPO/build/bird}")
@@ -129,7 +132,7 @@ if [ ! -f "$TREE/.fibd-patch-$stamp" ]; then
 	mkdir -p "$TREE/proto/fibd"
 	touch "$TREE/.fibd-patch-$stamp"
 fi
-for f in "$GLUE"/proto/fibd/*; do
+for f in "$GLUE"/proto/common/* "$GLUE/proto/$PROTO_DIR"/*; do
 	cmp -s "$f" "$TREE/proto/fibd/$(basename "$f")" || cp "$f" "$TREE/proto/fibd/"
 done
 

@@ -42,7 +42,8 @@ protocol static s4 {
   ipv4;
   route 10.1.0.0/16 via 198.51.100.1;
   route 10.2.0.0/16 blackhole;
-  route 10.3.0.0/16 via 198.51.100.1 weight 1 via 198.51.100.3 weight 3;
+  # Next hops in BIRD 3's sort order (heaviest first): its static protocol ignores others.
+  route 10.3.0.0/16 via 198.51.100.3 weight 3 via 198.51.100.1 weight 1;
   route 10.4.0.0/16 via 198.51.100.1;
   route 10.5.0.0/16 via 198.51.100.1;
   route 10.6.0.0/16 prohibit;

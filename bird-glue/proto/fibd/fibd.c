@@ -65,25 +65,7 @@
 
 #define FIBD_BUF_SIZE	65536		/* socket buffers; a message is at most ~8 kB */
 #define FIBD_TX_ROUNDS	16		/* socket buffers filled per tx event */
-#define FIBD_INLINE	56		/* message bytes kept in the entry itself */
 #define FIBD_STOP_WAIT	(1 S_)		/* BYE gets this long to drain at shutdown */
-#define FIBD_HASH_MIN	10
-
-enum { FIBD_E_ROUTE, FIBD_E_MARK };
-
-struct fibd_entry {
-  node n;				/* on p->queue */
-  struct fibd_entry *hnext;		/* hash chain; routes only */
-  u32 hash;
-  u32 metric;
-  u16 len;				/* bytes of the encoded message */
-  u16 ext_cap;
-  u8 kind;				/* FIBD_E_* */
-  u8 fam, plen;
-  byte prefix[16];
-  byte *ext;				/* the message when longer than FIBD_INLINE */
-  byte msg[FIBD_INLINE];
-};
 
 static struct ps_msg fibd_msg;		/* large (256 nexthops): one, reused */
 static struct ps_buf fibd_enc;		/* scratch encoding buffer */
@@ -92,187 +74,39 @@ static void fibd_connect(timer *t);
 static void fibd_disconnect(struct fibd_proto *p, const char *why);
 static void fibd_send_tx(void *data);
 
-static inline const byte *
-entry_msg(const struct fibd_entry *e)
-{
-  return e->ext ? e->ext : e->msg;
-}
-
-
 /*
- *	The pending set
+ *	The pending set (pending.c)
  */
-
-static inline u32
-fibd_key_hash(u8 fam, u8 plen, const byte *prefix, u32 metric)
-{
-  return mem_hash(prefix, fam == PS_FAM_V4 ? 4 : 16) ^ (plen * 0x9e3779b1u) ^ (metric * 0x85ebca6bu) ^ fam;
-}
-
-static struct fibd_entry *
-fibd_find(struct fibd_proto *p, u32 h, u8 fam, u8 plen, const byte *prefix, u32 metric)
-{
-  struct fibd_entry *e = p->hash[h >> (32 - p->hash_order)];
-
-  for (; e; e = e->hnext)
-    if (e->hash == h && e->fam == fam && e->plen == plen && e->metric == metric &&
-	!memcmp(e->prefix, prefix, 16))
-      return e;
-  return NULL;
-}
-
-static void
-fibd_hash_resize(struct fibd_proto *p, uint order)
-{
-  struct fibd_entry **old = p->hash;
-  uint old_size = old ? 1U << p->hash_order : 0;
-
-  p->hash = mb_allocz(p->p.pool, sizeof(struct fibd_entry *) << order);
-  p->hash_order = order;
-  for (uint i = 0; i < old_size; i++)
-    for (struct fibd_entry *e = old[i], *next; e; e = next)
-    {
-      next = e->hnext;
-      uint b = e->hash >> (32 - order);
-      e->hnext = p->hash[b];
-      p->hash[b] = e;
-    }
-  if (old)
-    mb_free(old);
-}
-
-static void
-fibd_hash_remove(struct fibd_proto *p, struct fibd_entry *e)
-{
-  struct fibd_entry **pp = &p->hash[e->hash >> (32 - p->hash_order)];
-
-  while (*pp != e)
-    pp = &(*pp)->hnext;
-  *pp = e->hnext;
-  p->hash_count--;
-}
-
-static void
-fibd_set_msg(struct fibd_proto *p, struct fibd_entry *e, const byte *msg, uint len)
-{
-  p->pending_bytes -= e->len;
-  if (len <= FIBD_INLINE)
-  {
-    if (e->ext)
-      mb_free(e->ext);
-    e->ext = NULL;
-    e->ext_cap = 0;
-    memcpy(e->msg, msg, len);
-  }
-  else
-  {
-    if (e->ext_cap < len)
-    {
-      if (e->ext)
-	mb_free(e->ext);
-      e->ext = mb_alloc(p->p.pool, len);
-      e->ext_cap = len;
-    }
-    memcpy(e->ext, msg, len);
-  }
-  e->len = len;
-  p->pending_bytes += len;
-}
-
-static void
-fibd_free_entry(struct fibd_proto *p, struct fibd_entry *e)
-{
-  rem_node(&e->n);
-  if (e->kind == FIBD_E_ROUTE)
-  {
-    fibd_hash_remove(p, e);
-    p->pending--;
-  }
-  p->pending_bytes -= e->len;
-  if (e->ext)
-    mb_free(e->ext);
-  sl_free(e);
-}
-
-static void
-fibd_flush_queue(struct fibd_proto *p)
-{
-  while (!EMPTY_LIST(p->queue))
-    fibd_free_entry(p, HEAD(p->queue));
-  if (p->hash_order != FIBD_HASH_MIN)
-  {
-    mb_free(p->hash);
-    p->hash = NULL;
-    fibd_hash_resize(p, FIBD_HASH_MIN);
-  }
-}
 
 /* A marker (FEED_BEGIN, FEED_END, BYE): queued in order, never coalesced. */
 static void
 fibd_queue_mark(struct fibd_proto *p, const struct ps_msg *m)
 {
-  struct fibd_entry *e;
-
   fibd_enc.len = 0;
   if (ps_enc_msg(&fibd_enc, m, NULL) < 0)
     bug("fibd: cannot encode %s", ps_msg_type_name(m->type));
-  e = sl_allocz(p->entry_slab);
-  e->kind = FIBD_E_MARK;
-  fibd_set_msg(p, e, fibd_enc.data, fibd_enc.len);
-  add_tail(&p->queue, &e->n);
+  fibd_pending_mark(&p->q, fibd_enc.data, fibd_enc.len);
   ev_schedule(p->tx_event);
 }
 
-/*
- * Record the encoded change (fibd_enc) for its key: a new entry at the tail, or
- * the pending entry of the same key updated in place.
- */
+/* Record the encoded change (fibd_enc) for its key; past the pending limit, drop the session. */
 static void
 fibd_queue_route(struct fibd_proto *p, u8 fam, u8 plen, const byte *prefix, u32 metric)
 {
-  u32 h = fibd_key_hash(fam, plen, prefix, metric);
-  struct fibd_entry *e = fibd_find(p, h, fam, plen, prefix, metric);
-
-  if (e)
-  {
-    p->st.coalesced++;
-    fibd_set_msg(p, e, fibd_enc.data, fibd_enc.len);
-    return;
-  }
-  if (p->pending >= p->cf->pending_limit)
+  if (fibd_pending_route(&p->q, p->cf->pending_limit, fam, plen, prefix, metric,
+			 fibd_enc.data, fibd_enc.len) < 0)
   {
     /* Dropped from an event: not from inside the table's export. */
     if (!p->drop_pending)
     {
       log(L_WARN "%s: %u changes wait for fibd, the pending limit; dropping the session",
-	  p->p.name, p->pending);
+	  p->p.name, p->q.routes);
       p->drop_pending = 1;
       p->st.drops++;
       ev_schedule(p->tx_event);
     }
     return;
   }
-  e = sl_allocz(p->entry_slab);
-  e->kind = FIBD_E_ROUTE;
-  e->hash = h;
-  e->fam = fam;
-  e->plen = plen;
-  e->metric = metric;
-  memcpy(e->prefix, prefix, 16);
-  fibd_set_msg(p, e, fibd_enc.data, fibd_enc.len);
-  add_tail(&p->queue, &e->n);
-  e->hnext = p->hash[h >> (32 - p->hash_order)];
-  p->hash[h >> (32 - p->hash_order)] = e;
-  p->hash_count++;
-  p->pending++;
-  if (p->pending > p->pending_peak)
-  {
-    p->pending_peak = p->pending;
-    p->pending_peak_mem = MAX(p->pending_peak_mem, (u64) p->pending * sizeof(struct fibd_entry) +
-			      (sizeof(struct fibd_entry *) << p->hash_order) + p->pending_bytes);
-  }
-  if (p->hash_count > (2U << p->hash_order) && p->hash_order < 28)
-    fibd_hash_resize(p, p->hash_order + 2);
   ev_schedule(p->tx_event);
 }
 
@@ -291,7 +125,7 @@ fibd_close_session(struct fibd_proto *p)
     p->sk = NULL;
   }
   p->dec = ps_dec_free(p->dec);
-  fibd_flush_queue(p);
+  fibd_pending_flush(&p->q);
   p->feeds_open = 0;
   p->drop_pending = 0;
   p->state = FIBD_S_IDLE;
@@ -317,19 +151,11 @@ fibd_pump(struct fibd_proto *p)
   for (int round = 0; round < FIBD_TX_ROUNDS; round++)
   {
     sock *sk = p->sk;
-    uint len = 0;
+    uint len;
 
     if (!sk || !sk_tx_buffer_empty(sk))
       return;
-    while (!EMPTY_LIST(p->queue))
-    {
-      struct fibd_entry *e = HEAD(p->queue);
-      if (len + e->len > sk->tbsize)
-	break;
-      memcpy(sk->tbuf + len, entry_msg(e), e->len);
-      len += e->len;
-      fibd_free_entry(p, e);
-    }
+    len = fibd_pending_take(&p->q, sk->tbuf, sk->tbsize);
     if (!len)
     {
       if (p->state == FIBD_S_STOPPING)
@@ -1032,12 +858,7 @@ fibd_start(struct proto *P)
   struct fibd_proto *p = (void *) P;
 
   p->cf = (void *) P->cf;
-  init_list(&p->queue);
-  p->entry_slab = sl_new(P->pool, sizeof(struct fibd_entry));
-  p->hash = NULL;
-  fibd_hash_resize(p, FIBD_HASH_MIN);
-  p->hash_count = p->pending = 0;
-  p->pending_bytes = 0;
+  fibd_pending_init(&p->q, P->pool);
   p->retry_timer = tm_new_init(P->pool, fibd_connect, p, 0, 0);
   p->stop_timer = tm_new_init(P->pool, fibd_stop_timeout, p, 0, 0);
   p->tx_event = ev_new_init(P->pool, fibd_send_tx, p);
@@ -1078,7 +899,7 @@ fibd_shutdown(struct proto *P)
   }
 
   /* What is still pending goes nowhere: a flush withdraws all, a keep waits for the next feed. */
-  fibd_flush_queue(p);
+  fibd_pending_flush(&p->q);
   log(L_INFO "%s: %s", p->p.name, keep ? "fibd keeps our routes" : "fibd withdraws our routes");
   fibd_msg.type = PS_BYE;
   fibd_msg.u.bye_flags = keep ? 0 : PS_BYE_FLUSH;
@@ -1152,9 +973,9 @@ fibd_show_proto_info(struct proto *P)
   cli_msg(-1006, "  Kernel table:     %u, metric %u%s", p->cf->table, p->cf->metric,
 	  p->cf->metric ? "" : " (krt_metric)");
   cli_msg(-1006, "  Routes sent:      %lu, withdraws %lu, coalesced %lu",
-	  p->st.routes_sent, p->st.withdraws_sent, p->st.coalesced);
+	  p->st.routes_sent, p->st.withdraws_sent, p->q.coalesced);
   cli_msg(-1006, "  Pending:          %u changes, %lu bytes; peak %u changes, %lu KiB",
-	  p->pending, p->pending_bytes, p->pending_peak, p->pending_peak_mem >> 10);
+	  p->q.routes, p->q.bytes, p->q.peak, p->q.peak_mem >> 10);
   cli_msg(-1006, "  Kernel results:   %lu installed, %lu removed, %lu failed, %lu waiting, %lu rejected",
 	  p->st.installed, p->st.removed, p->st.failed, p->st.waiting, p->st.rejected);
   if (p->st.encode_errors)

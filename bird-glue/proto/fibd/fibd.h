@@ -14,12 +14,16 @@
 #include "lib/timer.h"
 #include "lib/event.h"
 #include "lib/lists.h"
+#include "proto/fibd/pending.h"
 
 #define FIBD_DEFAULT_SOCKET	"/run/fibd/fibd.sock"
 #define FIBD_DEFAULT_STALE	120		/* seconds fibd keeps our routes after a crash */
 #define FIBD_DEFAULT_PENDING	(4 << 20)	/* pending prefixes before the session is dropped */
 #define FIBD_RETRY_MIN		(1 S_)
 #define FIBD_RETRY_MAX		(30 S_)
+
+/* BIRD 2 runs every protocol in its one loop. */
+#define FIBD_CF_LOOP(cf)	do { } while (0)
 
 struct fibd_config {
   struct proto_config c;
@@ -34,8 +38,6 @@ struct fibd_config {
   u8 graceful_restart;
 };
 
-struct fibd_entry;
-
 struct fibd_metric {
   u32 metric;
   struct fib_node n;			/* last: the address follows it */
@@ -43,7 +45,6 @@ struct fibd_metric {
 
 struct fibd_stats {
   u64 routes_sent, withdraws_sent;	/* encoded into the socket */
-  u64 coalesced;			/* changes that replaced one still pending */
   u64 installed, removed, failed, waiting, rejected; /* ROUTE_STATUS results */
   u64 encode_errors;			/* routes fibd's protocol cannot carry */
   u64 learned, unlearned, learn_skipped;	/* LEARN adds imported, deletes, not importable */
@@ -65,15 +66,7 @@ struct fibd_proto {
   struct ps_dec *dec;			/* fibd's messages */
   u8 drop_pending;			/* the pending limit was hit: drop from the tx event */
 
-  /* The pending set: one entry per key, FIFO, with markers between them. */
-  list queue;				/* struct fibd_entry */
-  struct fibd_entry **hash;
-  uint hash_order, hash_count;
-  slab *entry_slab;
-  uint pending;				/* route entries on the queue */
-  u64 pending_bytes;
-  uint pending_peak;			/* the most entries at once */
-  u64 pending_peak_mem;			/* and the most memory the set took (entries, hash, messages) */
+  struct fibd_pending q;			/* changes waiting for the socket */
 
   u64 generation;			/* of the open or last full feed */
   uint feeds_open;			/* channels whose initial feed has not ended */
