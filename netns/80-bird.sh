@@ -10,7 +10,7 @@ set -u
 require_root
 require_fibd
 require_bird
-tap_plan 12
+tap_plan 13
 diag "$("$BIRD_DIR/bird" --version 2>&1)"
 
 ns_with_link A b1
@@ -107,6 +107,15 @@ diag "$(grep -E 'Session|fibd:|Routes sent|Pending|Kernel results' <<<"$info")"
 check "birdc show protocols all: session, fibd, counters" bash -c \
 	"grep -q 'Session: *connected' <<<\"\$1\" && grep -q 'fibd: *fibd-' <<<\"\$1\" &&
 	 grep -Eq 'Kernel results: *[0-9]+ installed, 0 removed, 0 failed' <<<\"\$1\"" _ "$info"
+
+# BIRD 3 runs the protocol in a loop of its own, in a worker thread.
+if [ "$(bird_major)" = 3 ]; then
+	threads=$(birdc_in "$A" "$W/r1.conf" show threads all)
+	check "BIRD 3: protocol f1 runs in its own loop, in a worker thread" bash -c \
+		"awk '/^Thread /{t=1} t && /Loop Protocol f1\$/{f=1} END{exit !f}' <<<\"\$1\"" _ "$threads"
+else
+	ok "BIRD 3 only # SKIP BIRD $(bird_major) runs every protocol in its one loop"
+fi
 
 # A withdraw: one static protocol goes down; 10.7 falls back to one path.
 birdc_in "$A" "$W/r1.conf" disable s4b >/dev/null

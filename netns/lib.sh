@@ -256,6 +256,11 @@ require_bird() {
 	skip_all "patched BIRD not built (bird-glue/build.sh; BIRD_DIR=$BIRD_DIR)"
 }
 
+# bird_major: the major version of the BIRD under test (2 or 3).
+bird_major() {
+	"$BIRD_DIR/bird" --version 2>&1 | sed -n 's/^BIRD version \([0-9]*\)\..*/\1/p'
+}
+
 # start_bird VAR NS CONF: BIRD in the foreground inside NS with configuration
 # CONF, its control socket at CONF.ctl and its log at CONF.log; waits until
 # birdc answers.
