@@ -41,6 +41,8 @@ struct session {
 	uint8_t families;
 	uint32_t metric;
 	bool learn;       /* LEARN messages for foreign routes in its table */
+	bool failures_only; /* HELLO results = failures: INSTALLED and REMOVED are counted */
+	uint64_t installed, removed; /* so counted this session */
 	struct ctl_stream *stream; /* a control answer still being produced (dump) */
 	bool ping_wait;
 	uint64_t ping_token;

@@ -88,26 +88,40 @@ session_on_written(uv_write_t *req, int status)
 }
 
 
-/* Encode pending results into the output, a batch at a time while the backlog is small. */
+/*
+ * Encode pending results into the output, a batch at a time while the backlog
+ * is small. A session that asked for failures only gets FAILED, WAITING and
+ * REJECTED results; the others are counted, and the counts go out in the
+ * message that empties the queue of results.
+ */
 static void
 encode_status(struct session *s)
 {
 	struct owner *o = s->owner;
 	static struct ps_msg m;
+	unsigned msgs = 0;
 
 	/* At most FEED_STATUS_MSGS messages per call: the rest goes out with the next flush. */
-	for (unsigned msgs = 0; o && o->sq_head && s->out.len < FEED_OUT_LOW && msgs < FEED_STATUS_MSGS;
-	     msgs++) {
-		unsigned n = 0;
+	for (; o && o->sq_head && s->out.len < FEED_OUT_LOW && msgs < FEED_STATUS_MSGS; msgs++) {
+		unsigned n = 0, seen = 0;
 		struct route *done[FEED_STATUS_BATCH];
 		m.type = PS_ROUTE_STATUS;
-		while (o->sq_head && n < FEED_STATUS_BATCH) {
+		m.u.status.has = 0;
+		while (o->sq_head && seen < FEED_STATUS_BATCH) {
 			struct route *r = o->sq_head;
 			struct ps_status_entry *e = &m.u.status.e[n];
 			struct rtable *t = table_at(r->rt);
 			o->sq_head = r->snext;
 			if (!o->sq_head)
 				o->sq_tail = NULL;
+			done[seen++] = r;
+			if (s->failures_only && !(r->flags & (R_WAITING | R_FAILED))) {
+				if (r->want)
+					s->installed++;
+				else
+					s->removed++;
+				continue;
+			}
 			memset(e, 0, sizeof(*e));
 			e->key.has = PS_KEY_TABLE | PS_KEY_METRIC | PS_KEY_TOS;
 			e->key.table = t->id;
@@ -128,12 +142,17 @@ encode_status(struct session *s)
 				e->error = r->err;
 				e->text = ps_str_from(nl_text(r->errtext));
 			}
-			done[n++] = r;
+			n++;
 		}
 		m.u.status.n = (uint16_t)n;
-		if (ps_enc_msg(&s->out, &m, NULL) > 0)
+		if (s->failures_only && !o->sq_head) {
+			m.u.status.has = PS_STATUS_COUNTS;
+			m.u.status.installed = s->installed;
+			m.u.status.removed = s->removed;
+		}
+		if ((n || m.u.status.has) && ps_enc_msg(&s->out, &m, NULL) > 0)
 			fd.st.status_sent += n;
-		for (unsigned i = 0; i < n; i++)
+		for (unsigned i = 0; i < seen; i++)
 			owner_status_sent(done[i]);
 	}
 }

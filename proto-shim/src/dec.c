@@ -537,6 +537,10 @@ hello_field(struct rd *r, unsigned key, void *ctx)
 		r->field = "learn";
 		h->has |= PS_HELLO_LEARN;
 		return rd_bool(r, &h->learn);
+	case K_HELLO_RESULTS:
+		r->field = "results";
+		h->has |= PS_HELLO_RESULTS;
+		return RD_UINT(r, 255, h->results);
 	}
 	return 1;
 }
@@ -738,6 +742,12 @@ status_results(struct rd *r, unsigned key, void *ctx)
 	struct ps_status *s = ctx;
 	uint64_t n, seen;
 
+	if (key == K_STATUS_INSTALLED || key == K_STATUS_REMOVED) {
+		r->field = key == K_STATUS_INSTALLED ? "installed" : "removed";
+		s->has |= PS_STATUS_COUNTS;
+		return key == K_STATUS_INSTALLED ? RD_UINT(r, UINT64_MAX, s->installed)
+						 : RD_UINT(r, UINT64_MAX, s->removed);
+	}
 	if (key != K_STATUS_RESULTS)
 		return 1;
 	r->field = "results";
@@ -934,7 +944,13 @@ rd_body(struct rd *r, struct ps_msg *m)
 	}
 	case PS_ROUTE_STATUS:
 		m->u.status.n = 0;
+		m->u.status.has = 0;
+		m->u.status.installed = m->u.status.removed = 0;
 		if (rd_map(r, "body", &seen, status_results, &m->u.status, 1) < 0)
+			return -EBADMSG;
+		if ((m->u.status.has & PS_STATUS_COUNTS) &&
+		    (require(r, seen, K_STATUS_INSTALLED, "installed") < 0 ||
+		     require(r, seen, K_STATUS_REMOVED, "removed") < 0))
 			return -EBADMSG;
 		return require(r, seen, K_STATUS_RESULTS, "results");
 	case PS_REFEED:

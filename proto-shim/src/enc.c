@@ -230,12 +230,14 @@ e_hello(struct enc *e, const struct ps_hello *h)
 		e_kv_bool(e, K_HELLO_PERSIST, h->persist);
 	if (h->has & PS_HELLO_LEARN)
 		e_kv_bool(e, K_HELLO_LEARN, h->learn);
+	if (h->has & PS_HELLO_RESULTS)
+		e_kv_uint(e, K_HELLO_RESULTS, h->results);
 }
 
 static void
 e_status(struct enc *e, const struct ps_status *s)
 {
-	e_map(e, 1);
+	e_map(e, (s->has & PS_STATUS_COUNTS) ? 3 : 1);
 	e_uint(e, K_STATUS_RESULTS);
 	e_array(e, s->n);
 	for (unsigned i = 0; i < s->n; i++) {
@@ -247,6 +249,10 @@ e_status(struct enc *e, const struct ps_status *s)
 			e_kv_uint(e, K_ST_ERRNO, r->error);
 		if (r->text.len)
 			e_kv_str(e, K_ST_TEXT, r->text.ptr, r->text.len);
+	}
+	if (s->has & PS_STATUS_COUNTS) {
+		e_kv_uint(e, K_STATUS_INSTALLED, s->installed);
+		e_kv_uint(e, K_STATUS_REMOVED, s->removed);
 	}
 }
 

@@ -20,6 +20,7 @@
 #define K_HELLO_STALE 8
 #define K_HELLO_PERSIST 9
 #define K_HELLO_LEARN 10
+#define K_HELLO_RESULTS 11
 /* WELCOME */
 #define K_WELCOME_VERSION 1
 #define K_WELCOME_SERVER_ID 2
@@ -52,6 +53,8 @@
 #define K_NH_FLAGS 4
 /* ROUTE_STATUS */
 #define K_STATUS_RESULTS 1
+#define K_STATUS_INSTALLED 2
+#define K_STATUS_REMOVED 3
 #define K_ST_STATE 7
 #define K_ST_ERRNO 8
 #define K_ST_TEXT 9

@@ -323,7 +323,10 @@ check_hello(const struct ps_hello *h, struct ps_fault *f)
 	if (h->persist > 1 || h->learn > 1)
 		return ps_fault_set(f, PS_E_FIELD, h->persist > 1 ? "persist" : "learn",
 		    "flags are 0 or 1");
-	if (h->has & ~0x7fu)
+	if (h->results > PS_RESULTS_FAILURES)
+		return ps_fault_set(f, PS_E_FIELD, "results",
+		    "results %u is not all (0) or failures (1)", h->results);
+	if (h->has & ~0xffu)
 		return ps_fault_set(f, PS_E_FIELD, "", "unknown hello presence bits 0x%x", h->has);
 	return 0;
 }
@@ -387,9 +390,14 @@ ps_msg_validate(const struct ps_msg *m, struct ps_fault *ret_fault)
 	case PS_WITHDRAW:
 		return check_key(&m->u.withdraw, f);
 	case PS_ROUTE_STATUS:
-		if (m->u.status.n < 1 || m->u.status.n > PS_STATUS_MAX)
+		if (m->u.status.has & ~PS_STATUS_COUNTS)
+			return ps_fault_set(f, PS_E_FIELD, "", "unknown status presence bits 0x%x",
+			    m->u.status.has);
+		if (m->u.status.n > PS_STATUS_MAX ||
+		    (m->u.status.n < 1 && !(m->u.status.has & PS_STATUS_COUNTS)))
 			return ps_fault_set(f, PS_E_FIELD, "results",
-			    "%u results; 1..%d are allowed", m->u.status.n, PS_STATUS_MAX);
+			    "%u results; 1..%d are allowed (0 with counts)", m->u.status.n,
+			    PS_STATUS_MAX);
 		for (unsigned i = 0; i < m->u.status.n; i++) {
 			const struct ps_status_entry *e = &m->u.status.e[i];
 			if ((r = check_key(&e->key, f)) < 0)
@@ -577,6 +585,8 @@ out_hello(struct out *o, const struct ps_hello *h)
 		out_printf(o, " persist %u", h->persist);
 	if (h->has & PS_HELLO_LEARN)
 		out_printf(o, " learn %u", h->learn);
+	if (h->has & PS_HELLO_RESULTS)
+		out_printf(o, " results %u", h->results);
 }
 
 PS_EXPORT size_t
@@ -638,6 +648,10 @@ ps_msg_format(const struct ps_msg *m, char *buf, size_t len)
 			out_quoted(&o, e->text.ptr, e->text.len);
 			out_printf(&o, " ]");
 		}
+		if (m->u.status.has & PS_STATUS_COUNTS)
+			out_printf(&o, " installed %llu removed %llu",
+			    (unsigned long long)m->u.status.installed,
+			    (unsigned long long)m->u.status.removed);
 		break;
 	case PS_REFEED:
 		out_printf(&o, " reason ");

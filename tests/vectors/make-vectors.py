@@ -104,6 +104,18 @@ vec("route-status", "two results: installed, and failed with the kernel's text",
     'ROUTE_STATUS [ table 100 192.0.2.0/24 tos 0 metric 0 state 1 errno 0 text "" ] '
     '[ table 100 198.51.100.0/24 tos 0 metric 0 state 3 errno 101 '
     'text "Nexthop has invalid gateway" ]')
+vec("hello-failures", "a HELLO asking for failed results only (results 1)",
+    [HELLO, {1: [1], 2: 1, 3: "bird1", 11: 1}],
+    'HELLO versions 1 role feed name "bird1" results 1')
+vec("route-status-counts", "failures only: no result, the counts so far",
+    [ROUTE_STATUS, {1: [], 2: 700000, 3: 12}],
+    'ROUTE_STATUS installed 700000 removed 12')
+vec("bad-status-empty", "no result and no counts",
+    [ROUTE_STATUS, {1: []}], error="FIELD results")
+vec("bad-status-half-counts", "installed without removed",
+    [ROUTE_STATUS, {1: [], 2: 5}], error="FIELD removed")
+vec("bad-hello-results", "results 2 is neither all nor failures",
+    [HELLO, {1: [1], 2: 1, 3: "bird1", 11: 2}], error="FIELD results")
 vec("learn-add", "a foreign kernel route reported to a learning client",
     [LEARN, {1: 254, 2: 4, 3: v4("192.0.2.0"), 4: 24, 6: 0, 8: [{2: "veth0"}], 11: 253,
              13: 2, 14: 1}],

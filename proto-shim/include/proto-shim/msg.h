@@ -190,6 +190,7 @@ struct ps_route {
 #define PS_HELLO_STALE 0x10u
 #define PS_HELLO_PERSIST 0x20u
 #define PS_HELLO_LEARN 0x40u
+#define PS_HELLO_RESULTS 0x80u
 
 struct ps_hello {
 	uint32_t has;
@@ -202,9 +203,17 @@ struct ps_hello {
 	uint8_t protocol;
 	uint8_t persist;
 	uint8_t learn;
+	uint8_t results; /* enum ps_results: which ROUTE_STATUS results the client wants */
 	uint32_t metric;
 	uint32_t stale_time;
 };
+
+/*
+ * HELLO results: every result (the default), or only FAILED, WAITING and
+ * REJECTED ones, with the INSTALLED and REMOVED ones counted in ROUTE_STATUS's
+ * installed and removed instead.
+ */
+enum ps_results { PS_RESULTS_ALL = 0, PS_RESULTS_FAILURES = 1 };
 #define PS_HELLO_FAM_V4 0x1u
 #define PS_HELLO_FAM_V6 0x2u
 
@@ -227,7 +236,16 @@ struct ps_status_entry {
 	struct ps_str text;/* kernel's extended-ACK text or fibd's reason; may be empty */
 };
 
+/* Presence bits of struct ps_status. */
+#define PS_STATUS_COUNTS 0x1u
+
 struct ps_status {
+	uint32_t has;
+	/*
+	 * PS_STATUS_COUNTS: the results of this session so far that were
+	 * counted, not sent (HELLO results = failures); then n may be 0.
+	 */
+	uint64_t installed, removed;
 	uint16_t n;
 	struct ps_status_entry e[PS_STATUS_MAX];
 };

@@ -398,6 +398,67 @@ test_changes_coalesce(void **state)
 	client_close(&c);
 }
 
+/*
+ * HELLO results = failures: INSTALLED and REMOVED results are counted, not
+ * sent; a failure still comes back as a result, with the counts so far.
+ */
+static void
+test_failures_only(void **state)
+{
+	struct client c;
+	struct ps_msg h;
+	const struct ps_msg *m;
+	(void)state;
+
+	client_open(&c);
+	memset(&h, 0, sizeof(h));
+	h.type = PS_HELLO;
+	h.u.hello.n_versions = 1;
+	h.u.hello.versions[0] = 1;
+	h.u.hello.role = PS_ROLE_FEED;
+	snprintf(h.u.hello.name, sizeof(h.u.hello.name), "failures");
+	h.u.hello.has = PS_HELLO_TABLE | PS_HELLO_RESULTS;
+	h.u.hello.table = 100;
+	h.u.hello.results = PS_RESULTS_FAILURES;
+	client_send(&c, &h);
+	expect(&c, PS_WELCOME);
+	expect(&c, PS_REFEED);
+	remember_name("failures");
+
+	for (uint8_t i = 1; i <= 3; i++)
+		send_route(&c, 30 + i, 1);
+	assert_int_equal(complete(0), 3);
+	m = expect(&c, PS_ROUTE_STATUS);
+	assert_int_equal(m->u.status.n, 0);
+	assert_true(m->u.status.has & PS_STATUS_COUNTS);
+	assert_int_equal(m->u.status.installed, 3);
+	assert_int_equal(m->u.status.removed, 0);
+	assert_null(client_next(&c)); /* one message for the three */
+
+	/* A withdraw is counted; a failure is a result, with the counts. */
+	memset(&h, 0, sizeof(h));
+	h.type = PS_WITHDRAW;
+	h.u.withdraw.family = PS_FAM_V4;
+	h.u.withdraw.plen = 24;
+	h.u.withdraw.prefix.b[0] = 192;
+	h.u.withdraw.prefix.b[2] = 31;
+	client_send(&c, &h);
+	assert_int_equal(complete(0), 1);
+	m = expect(&c, PS_ROUTE_STATUS);
+	assert_int_equal(m->u.status.n, 0);
+	assert_int_equal(m->u.status.removed, 1);
+	send_route(&c, 34, 1);
+	assert_int_equal(complete(ENETUNREACH), 1);
+	m = expect(&c, PS_ROUTE_STATUS);
+	assert_int_equal(m->u.status.n, 1);
+	assert_int_equal(m->u.status.e[0].state, PS_RS_FAILED);
+	assert_int_equal(m->u.status.e[0].error, ENETUNREACH);
+	assert_int_equal(m->u.status.e[0].key.prefix.b[2], 34);
+	assert_int_equal(m->u.status.removed, 1);
+	assert_int_equal(m->u.status.installed, 3);
+	client_close(&c);
+}
+
 /* FEED_END prunes what the new generation did not send; a bad generation is an error. */
 static void
 test_generation_sweep(void **state)
@@ -850,6 +911,7 @@ main(void)
 		cmocka_unit_test(test_access_of),
 		cmocka_unit_test(test_version_refused),
 		cmocka_unit_test(test_changes_coalesce),
+		cmocka_unit_test(test_failures_only),
 		cmocka_unit_test(test_generation_sweep),
 		cmocka_unit_test(test_sweep_is_bounded),
 		cmocka_unit_test(test_key_conflict),

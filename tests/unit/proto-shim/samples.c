@@ -89,7 +89,8 @@ samples_make(struct samples *s)
 	m->u.hello.role = PS_ROLE_FEED;
 	memset(m->u.hello.name, 'n', PS_NAME_MAX);
 	m->u.hello.has = PS_HELLO_TABLE | PS_HELLO_FAMILIES | PS_HELLO_METRIC |
-	    PS_HELLO_PROTOCOL | PS_HELLO_STALE | PS_HELLO_PERSIST | PS_HELLO_LEARN;
+	    PS_HELLO_PROTOCOL | PS_HELLO_STALE | PS_HELLO_PERSIST | PS_HELLO_LEARN |
+	    PS_HELLO_RESULTS;
 	m->u.hello.table = UINT32_MAX;
 	m->u.hello.families = PS_HELLO_FAM_V4 | PS_HELLO_FAM_V6;
 	m->u.hello.metric = UINT32_MAX;
@@ -97,6 +98,7 @@ samples_make(struct samples *s)
 	m->u.hello.stale_time = PS_STALE_TIME_MAX;
 	m->u.hello.persist = 1;
 	m->u.hello.learn = 0;
+	m->u.hello.results = PS_RESULTS_FAILURES;
 
 	m = add(s, "hello-min", PS_HELLO);
 	m->u.hello.n_versions = 1;
@@ -213,6 +215,18 @@ samples_make(struct samples *s)
 			e->text.len = PS_TEXT_MAX;
 		}
 	}
+
+	m = add(s, "route-status-counts", PS_ROUTE_STATUS);
+	m->u.status.has = PS_STATUS_COUNTS;
+	m->u.status.installed = UINT64_MAX;
+	m->u.status.removed = 0;
+	m->u.status.n = 1;
+	key(&m->u.status.e[0].key, PS_FAM_V6, "2001:db8:1::", 48);
+	m->u.status.e[0].key.has = PS_KEY_TABLE | PS_KEY_METRIC | PS_KEY_TOS;
+	m->u.status.e[0].key.table = 100;
+	m->u.status.e[0].key.metric = 1024;
+	m->u.status.e[0].state = PS_RS_WAITING;
+	m->u.status.e[0].error = 101;
 
 	m = add(s, "learn-add", PS_LEARN);
 	key(&m->u.route.key, PS_FAM_V4, "192.0.2.0", 24);
