@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # BIRD loading a table into the kernel, side by side, same route set (BIRD
 # static protocols), each in a fresh namespace with one veth link:
-#   kernel  BIRD 2.0.12's own kernel protocol (scan time 10), the reference
-#   fibd    the same BIRD with protocol fibd, and fibd
-# The BIRD binary is the one bird-glue/build.sh makes: Debian's 2.0.12 plus a
+#   kernel  BIRD's own kernel protocol (k4 and k6, scan time 10), the reference
+#   fibd    the same BIRD with protocol fibd (f4 and f6), and fibd
+# The BIRD binary is the one bird-glue/build.sh makes (BIRD_DIR; bench/run.sh
+# bird --bird VERSION picks 2.0.12, 2.19.2 or 3.3.2): stock BIRD plus a
 # protocol that the kernel run does not configure, so that run is stock BIRD.
 # Figures (bench/bird_probe.py): time from BIRD's start until the kernel holds
 # every route; birdc show status latency, probed every 100 ms, during the load
@@ -48,8 +49,10 @@ run() {
 	ip netns exec "$NS" python3 "$here/bird_probe.py" "$W/bird.ctl" 100 "$N4" "$N6" "$STEADY" "$bird_pid" $fibd_pid \
 		>"$W/$name.json"
 	if [ -n "$with_fibd" ]; then
-		ip netns exec "$NS" "$BIRD_DIR/birdc" -s "$W/bird.ctl" show protocols all f1 |
-			sed -n 's/^ *Pending: *//p' >"$W/$name.pending"
+		for f in f4 f6; do
+			ip netns exec "$NS" "$BIRD_DIR/birdc" -s "$W/bird.ctl" show protocols all "$f" |
+				sed -n "s/^ *Pending: */$f: /p"
+		done >"$W/$name.pending"
 	fi
 	kill "$bird_pid"
 	wait "$bird_pid" 2>/dev/null || true
@@ -62,12 +65,14 @@ echo "BIRD $("$BIRD_DIR/bird" --version 2>&1 | awk '{ print $3 }'): $N routes ($
 	"as static routes, into kernel table 100; steady state $STEADY s; $(nproc) CPUs"
 run kernel "protocol kernel k4 { kernel table 100; scan time 10; ipv4 { export all; }; }
 protocol kernel k6 { kernel table 100; scan time 10; ipv6 { export all; }; }"
-run fibd "protocol fibd f1 { socket \"$W/fibd.sock\"; kernel table 100; ipv4 { export all; }; ipv6 { export all; }; }" fibd
+# Two instances, f4 and f6, as operators write k4 and k6 today.
+run fibd "protocol fibd f4 { socket \"$W/fibd.sock\"; kernel table 100; ipv4 { export all; }; }
+protocol fibd f6 { socket \"$W/fibd.sock\"; kernel table 100; ipv6 { export all; }; }" fibd
 
 python3 - "$W/kernel.json" "$W/fibd.json" "$W/fibd.pending" <<'PY'
 import json, sys
 k, f = (json.load(open(p)) for p in sys.argv[1:3])
-pending = open(sys.argv[3]).read().strip()
+pending = "; ".join(open(sys.argv[3]).read().split("\n")).strip("; ")
 def g(d, *path):
     for p in path:
         d = d.get(p) if isinstance(d, dict) else None

@@ -3,7 +3,7 @@
 #   bench/run.sh slab
 set -euo pipefail
 cd "$(dirname "$0")/.."
-which=${1:?usage: bench/run.sh slab|feed [ROUTES]|rescan [N]|dump [N]|bird [N4 N6 STEADY_S]}
+which=${1:?usage: bench/run.sh slab|feed [ROUTES]|rescan [N]|dump [N]|bird [--bird 2.0.12|2.19|3] [N4 N6 STEADY_S]}
 shift
 
 scripts/setup.sh >/dev/null
@@ -17,8 +17,20 @@ feed) BUILD_DIR=build-bench exec bench/feed.sh "$@" ;;
 rescan) BUILD_DIR=build-bench exec bench/rescan.sh "$@" ;;
 dump) BUILD_DIR=build-bench exec bench/dump.sh "$@" ;;
 bird)
-	bird-glue/build.sh build/bird >/dev/null
-	BUILD_DIR=build-bench exec bench/bird.sh "$@"
+	# --bird VERSION: the BIRD to measure (default 2.0.12), built by bird-glue/build.sh.
+	version=2.0.12
+	if [ "${1:-}" = --bird ]; then
+		version=${2:?bench/run.sh bird --bird 2.0.12|2.19|3}
+		shift 2
+	fi
+	case $version in
+	2.0.12) out=build/bird ;;
+	2.19 | 2.19.2) out=build/bird-2.19.2 ;;
+	3 | 3.3 | 3.3.2) out=build/bird-3.3.2 ;;
+	*) echo "bench/run.sh: unknown BIRD '$version' (2.0.12, 2.19, 3)" >&2; exit 2 ;;
+	esac
+	bird-glue/build.sh --bird "$version" "$out" >/dev/null
+	BUILD_DIR=build-bench BIRD_DIR=$PWD/$out exec bench/bird.sh "$@"
 	;;
 *) echo "bench/run.sh: unknown benchmark '$which' (known: slab, feed, rescan, dump, bird)" >&2; exit 2 ;;
 esac

@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # Build BIRD with the fibd protocol: BIRD 2.0.12 from Debian's source package
-# (adding a bookworm deb-src entry if apt has none), or BIRD 2.19.2 from
-# upstream's source (a release tarball, a git archive of its tag, or a tree);
-# apply that version's patch (bird-VERSION.patch), add proto/fibd/, link
+# (adding a bookworm deb-src entry if apt has none), or BIRD 2.19.2 or 3.3.2
+# from upstream's source (a release tarball, a git archive of its tag, or a
+# tree); apply that version's patch (bird-VERSION.patch), add the protocol
+# (proto/common/ and proto/fibd/ for BIRD 2 or proto/fibd3/ for BIRD 3), link
 # proto-shim and msgpack-c, and leave bird, birdc and birdcl in OUTDIR. Nothing
 # is installed; a system BIRD is left alone. A second run rebuilds only what
 # changed.
-#   bird-glue/build.sh [--bird 2.0.12|2.19] [--src TARBALL|DIR] [--check] [OUTDIR]
+#   bird-glue/build.sh [--bird 2.0.12|2.19|3] [--src TARBALL|DIR] [--check] [OUTDIR]
 #   --bird   the BIRD to build: 2.0.12 (default), 2.19 or 3
 #   --src    upstream's source for 2.19 or 3 (default: ../shared/bird/bird-VERSION.tar.gz
 #            beside this repository, if there)

@@ -7,8 +7,10 @@
 /**
  * DOC: fibd (BIRD 3)
  *
- * The same protocol as BIRD 2's proto/fibd (read its DOC first: sessions,
- * feeds, the pending set, shutdown), on BIRD 3's structures:
+ * The same protocol as BIRD 2's (read its DOC in fibd/fibd.c first:
+ * sessions, feeds, the pending set, shutdown), on BIRD 3's structures. The
+ * session, the export and the CLI are common code (session.c); this file is
+ * what BIRD 3 does its own way.
  *
  * Its own loop: the protocol config asks for a loop of its own
  * (loop_order, as BGP and BMP do), so rt_notify, the encoding, the pending set,
@@ -53,177 +55,17 @@
 #include <proto-shim/enc.h>
 #include <proto-shim/dec.h>
 
-#include "fibd.h"
-
-#define FIBD_BUF_SIZE	65536		/* socket buffers; a message is at most ~8 kB */
-#define FIBD_TX_ROUNDS	16		/* socket buffers filled per tx event */
-#define FIBD_STOP_WAIT	(1 S_)		/* BYE gets this long to drain at shutdown */
+#include "proto/fibd/fibd.h"
 
 /* The kernel protocol's attribute classes (netlink.c keeps them static): found by name. */
 static struct ea_class *fibd_ea_prefsrc, *fibd_ea_realm, *fibd_ea_scope, *fibd_ea_mtu;
-
-static void fibd_connect(timer *t);
-static void fibd_disconnect(struct fibd_proto *p, const char *why);
-static void fibd_send_tx(void *data);
-
-static inline void
-fibd_kick(struct fibd_proto *p)
-{
-  ev_send_loop(p->p.loop, p->tx_event);
-}
-
-
-/*
- *	The pending set (pending.c)
- */
-
-/* A marker (FEED_BEGIN, FEED_END, BYE): queued in order, never coalesced. */
-static void
-fibd_queue_mark(struct fibd_proto *p)
-{
-  p->enc.len = 0;
-  if (ps_enc_msg(&p->enc, &p->msg, NULL) < 0)
-    bug("fibd: cannot encode %s", ps_msg_type_name(p->msg.type));
-  fibd_pending_mark(&p->q, p->enc.data, p->enc.len);
-  fibd_kick(p);
-}
-
-/* Record the encoded change (p->enc) for its key; past the pending limit, drop the session. */
-static void
-fibd_queue_route(struct fibd_proto *p, u8 fam, u8 plen, const byte *prefix, u32 metric)
-{
-  if (fibd_pending_route(&p->q, p->cf->pending_limit, fam, plen, prefix, metric,
-			 p->enc.data, p->enc.len) < 0 && !p->drop_pending)
-  {
-    /* Dropped from an event: not from inside the export. */
-    log(L_WARN "%s: %u changes wait for fibd, the pending limit; dropping the session",
-	p->p.name, p->q.routes);
-    p->drop_pending = 1;
-    p->st.drops++;
-  }
-  fibd_kick(p);
-}
-
-
-/*
- *	Sending
- */
-
-/* Close the socket (if any) and forget everything of the session. */
-static void
-fibd_close_session(struct fibd_proto *p)
-{
-  if (p->sk)
-  {
-    rfree(p->sk);
-    p->sk = NULL;
-  }
-  p->dec = ps_dec_free(p->dec);
-  fibd_pending_flush(&p->q);
-  p->feeds_open = 0;
-  p->drop_pending = 0;
-  p->state = FIBD_S_IDLE;
-}
-
-/* Shutdown: BYE has left (or could not): the protocol is down. */
-static void
-fibd_stopped(struct fibd_proto *p)
-{
-  tm_stop(p->stop_timer);
-  fibd_close_session(p);
-  proto_notify_state(&p->p, PS_FLUSH);
-}
-
-/*
- * Copy whole messages from the head of the queue into the socket's buffer and
- * send them, FIBD_TX_ROUNDS buffers per run; the tx hook goes on when a partial
- * write drains, the event when the budget ran out.
- */
-static void
-fibd_pump(struct fibd_proto *p)
-{
-  for (int round = 0; round < FIBD_TX_ROUNDS; round++)
-  {
-    sock *sk = p->sk;
-    uint len;
-
-    if (!sk || !sk_tx_buffer_empty(sk))
-      return;
-    len = fibd_pending_take(&p->q, sk->tbuf, sk->tbsize);
-    if (!len)
-    {
-      if (p->state == FIBD_S_STOPPING)
-	fibd_stopped(p);
-      return;
-    }
-    p->st.bytes_out += len;
-    int r = sk_send(sk, len);
-    if (r < 0)
-      return;			/* the error hook ran: p->sk is gone */
-    if (r == 0)
-      return;			/* the tx hook goes on */
-  }
-  fibd_kick(p);
-}
-
-static void
-fibd_send_tx(void *data)
-{
-  struct fibd_proto *p = data;
-
-  if (p->drop_pending)
-  {
-    p->drop_pending = 0;
-    if (p->sk)
-      fibd_disconnect(p, "too many changes pending");
-    return;
-  }
-  fibd_pump(p);
-}
-
-static void
-fibd_tx_hook(sock *sk)
-{
-  fibd_pump(sk->data);
-}
-
-
-/*
- *	Encoding routes
- */
-
-static uint
-fibd_put_addr(ip_addr a, byte *buf)
-{
-  if (ipa_is_ip4(a))
-  {
-    put_ip4(buf, ipa_to_ip4(a));
-    return PS_FAM_V4;
-  }
-  put_ip6(buf, ipa_to_ip6(a));
-  return PS_FAM_V6;
-}
-
-static void
-fibd_key(struct fibd_proto *p, const net_addr *n, u32 metric, struct ps_key *k)
-{
-  memset(k, 0, sizeof(*k));
-  k->family = n->type == NET_IP4 ? PS_FAM_V4 : PS_FAM_V6;
-  k->plen = net_pxlen(n);
-  fibd_put_addr(net_prefix(n), k->prefix.b);
-  if (!p->cf->metric)
-  {
-    k->has |= PS_KEY_METRIC;
-    k->metric = metric;
-  }
-}
 
 /*
  * The route as fibd's ROUTE message (into p->msg), with the kernel
  * protocol's attributes: krt_prefsrc, krt_realm, krt_scope and krt_mtu.
  * Returns NULL, or why fibd's protocol cannot carry the route.
  */
-static const char *
+const char *
 fibd_fill_route(struct fibd_proto *p, const net_addr *n, const rte *e, u32 metric)
 {
   struct ps_route *r = &p->msg.u.route;
@@ -288,51 +130,11 @@ fibd_fill_route(struct fibd_proto *p, const net_addr *n, const rte *e, u32 metri
   return NULL;
 }
 
-static void
-fibd_encode_withdraw(struct fibd_proto *p, const net_addr *n, u32 metric)
+/* The route's krt_metric, which an export filter may set (0 if none). */
+u32
+fibd_krt_metric(const rte *e)
 {
-  p->msg.type = PS_WITHDRAW;
-  fibd_key(p, n, metric, &p->msg.u.withdraw);
-  p->enc.len = 0;
-  if (ps_enc_msg(&p->enc, &p->msg, NULL) < 0)
-    bug("fibd: cannot encode a withdraw of %N", n);
-}
-
-/*
- * The kernel key's metric: the configured one, or (metric 0) the route's
- * krt_metric, which an export filter may set. A withdraw gets the table's
- * route before the filter, so in that mode the metric each prefix went with is
- * remembered.
- */
-static u32
-fibd_route_metric(struct fibd_proto *p, const net_addr *n, const rte *new)
-{
-  struct fib *f = n->type == NET_IP4 ? &p->metrics4 : &p->metrics6;
-  struct fibd_metric *m;
-
-  if (p->cf->metric)
-    return p->cf->metric;
-  if (new)
-    return ea_get_int(new->attrs, &ea_krt_metric, 0);
-  m = fib_find(f, n);
-  return m ? m->metric : 0;
-}
-
-static void
-fibd_remember_metric(struct fibd_proto *p, const net_addr *n, int sent, u32 metric)
-{
-  struct fib *f = n->type == NET_IP4 ? &p->metrics4 : &p->metrics6;
-  struct fibd_metric *m;
-
-  if (p->cf->metric)
-    return;
-  if (sent)
-  {
-    m = fib_get(f, n);
-    m->metric = metric;
-  }
-  else if (m = fib_find(f, n))
-    fib_delete(f, m);
+  return ea_get_int(e->attrs, &ea_krt_metric, 0);
 }
 
 /* May run in the main thread too (show route export): no side effects. */
@@ -349,110 +151,13 @@ static void
 fibd_rt_notify(struct proto *P, struct channel *c UNUSED, const net_addr *n, rte *new,
 	       const rte *old)
 {
-  struct fibd_proto *p = (void *) P;
-  byte prefix[16] = { 0 };
-  u8 fam = n->type == NET_IP4 ? PS_FAM_V4 : PS_FAM_V6;
-  u32 metric, old_metric;
-  struct ps_fault fault;
-
-  /* BIRD's own shutdown withdraws everything: fibd hears of it from BYE. */
-  if (SHUTTING_DOWN || p->state != FIBD_S_UP || p->drop_pending)
-    return;
-  fibd_put_addr(net_prefix(n), prefix);
-  metric = fibd_route_metric(p, n, new);
-
-  /* With per-route metrics (metric 0), a new metric is a new kernel key. */
-  if (new && old && !p->cf->metric && (old_metric = fibd_route_metric(p, n, NULL)) != metric)
-  {
-    fibd_encode_withdraw(p, n, old_metric);
-    p->st.withdraws_sent++;
-    fibd_queue_route(p, fam, net_pxlen(n), prefix, old_metric);
-  }
-
-  if (new)
-  {
-    const char *why = fibd_fill_route(p, n, new, metric);
-    p->enc.len = 0;
-    if (!why && ps_enc_msg(&p->enc, &p->msg, &fault) < 0)
-      why = fault.text;
-    if (!why)
-    {
-      p->st.routes_sent++;
-      fibd_remember_metric(p, n, 1, metric);
-      fibd_queue_route(p, fam, net_pxlen(n), prefix, metric);
-      return;
-    }
-    /* Not carried: make sure no older version of it stays in the kernel. */
-    p->st.encode_errors++;
-    log_rl(&p->log_tbf, L_WARN "%s: %N cannot go to fibd (%s); withdrawn instead",
-	   p->p.name, n, why);
-  }
-  fibd_encode_withdraw(p, n, metric);
-  p->st.withdraws_sent++;
-  fibd_remember_metric(p, n, 0, 0);
-  fibd_queue_route(p, fam, net_pxlen(n), prefix, metric);
-}
-
-/* A channel's feed is over; after the first one of each channel since WELCOME, FEED_END. */
-static void
-fibd_export_fed(struct channel *c)
-{
-  struct fibd_proto *p = (void *) c->proto;
-  uint bit = (c == p->ip4) ? 1 : 2;
-
-  if (!(p->feeds_open & bit) || p->state != FIBD_S_UP)
-    return;
-  p->feeds_open &= ~bit;
-  if (p->feeds_open)
-    return;
-  p->msg.type = PS_FEED_END;
-  p->msg.u.generation = p->generation;
-  fibd_queue_mark(p);
-  p->feed_ended = current_time();
-  p->feed_routes = p->st.routes_sent - p->feed_routes;
-  log(L_INFO "%s: full feed queued for fibd (%lu routes)", p->p.name, p->feed_routes);
-}
-
-
-/*
- *	Receiving
- */
-
-static void
-fibd_got_status(struct fibd_proto *p, const struct ps_status *s)
-{
-  for (uint i = 0; i < s->n; i++)
-  {
-    const struct ps_status_entry *r = &s->e[i];
-    const char *what;
-
-    switch (r->state)
-    {
-    case PS_RS_INSTALLED: p->st.installed++; continue;
-    case PS_RS_REMOVED:   p->st.removed++; continue;
-    case PS_RS_FAILED:    p->st.failed++; what = "failed"; break;
-    case PS_RS_WAITING:   p->st.waiting++; what = "waits for its next hop"; break;
-    case PS_RS_REJECTED:  p->st.rejected++; what = "was rejected"; break;
-    default: continue;
-    }
-    ip_addr a = (r->key.family == PS_FAM_V4) ? ipa_from_ip4(get_ip4(r->key.prefix.b))
-					      : ipa_from_ip6(get_ip6(r->key.prefix.b));
-    log_rl(&p->log_tbf, L_WARN "%s: %I/%u table %u metric %u %s: %s%s%.*s", p->p.name,
-	   a, r->key.plen, r->key.table, r->key.metric, what, strerror(r->error),
-	   r->text.len ? ": " : "", (int) MIN(r->text.len, 200), r->text.ptr);
-  }
+  fibd_notify((struct fibd_proto *) P, n, new, !!old);
 }
 
 
 /*
  *	Learning foreign kernel routes (learn on)
  */
-
-static inline ip_addr
-fibd_get_addr(u8 fam, const union ps_addr *a)
-{
-  return (fam == PS_FAM_V4) ? ipa_from_ip4(get_ip4(a->b)) : ipa_from_ip6(get_ip6(a->b));
-}
 
 /* Of two learned routes of a prefix, the lower kernel metric wins, as in the kernel. */
 static int
@@ -506,7 +211,7 @@ fibd_learn_nexthops(struct fibd_proto *p, const struct ps_route *r, const char *
 }
 
 /* A LEARN add or delete, imported as the kernel protocol imports alien routes. */
-static void
+void
 fibd_learn(struct fibd_proto *p, const struct ps_route *r)
 {
   struct channel *c = (r->key.family == PS_FAM_V4) ? p->ip4 : p->ip6;
@@ -564,7 +269,7 @@ fibd_learn(struct fibd_proto *p, const struct ps_route *r)
 }
 
 /* The session is over: what was learned through it may be stale; fibd sends it all again. */
-static void
+void
 fibd_unlearn_all(struct fibd_proto *p)
 {
   if (!p->cf->learn)
@@ -580,272 +285,36 @@ fibd_unlearn_all(struct fibd_proto *p)
   }
 }
 
-/* WELCOME: export starts with a full feed of a new generation. */
 static void
-fibd_welcome(struct fibd_proto *p, const struct ps_welcome *w)
-{
-  bsnprintf(p->server_id, sizeof(p->server_id), "%s", w->server_id);
-  p->version = w->version;
-  p->boot_epoch = w->boot_epoch;
-  p->since = current_real_time();
-  p->state = FIBD_S_UP;
-  p->retry = FIBD_RETRY_MIN;
-  p->st.connects++;
-  log(L_INFO "%s: connected to %s", p->p.name, p->server_id);
-
-  p->generation = (u64) current_real_time();
-  p->feeds_open = (p->ip4 ? 1 : 0) | (p->ip6 ? 2 : 0);
-  p->feed_started = current_time();
-  p->feed_ended = 0;
-  p->feed_routes = p->st.routes_sent;
-  p->msg.type = PS_FEED_BEGIN;
-  p->msg.u.generation = p->generation;
-  fibd_queue_mark(p);
-  proto_notify_state(&p->p, PS_UP);
-}
-
-static void
-fibd_refeed(struct channel *c)
+fibd_refeed_channel(struct channel *c)
 {
   if (c && c->channel_state == CS_UP && rt_export_get_state(&c->out_req) != TES_DOWN)
     channel_request_full_refeed(c);
 }
 
-static int
-fibd_rx_hook(sock *sk, uint size)
+/* fibd asks for a full feed (REFEED): feed every channel again. */
+void
+fibd_refeed(struct fibd_proto *p)
 {
-  struct fibd_proto *p = sk->data;
-  const struct ps_msg *m;
-  uint off = 0;
-  int r;
-
-  while (off < size)
-  {
-    r = ps_dec_feed(p->dec, sk->rbuf + off, size - off);
-    if (r < 0)
-      goto bad;
-    off += r;
-    while ((r = ps_dec_next(p->dec, &m)) == 1)
-    {
-      switch (m->type)
-      {
-      case PS_WELCOME:
-	if (p->state != FIBD_S_HELLO)
-	  goto state;
-	fibd_welcome(p, &m->u.welcome);
-	break;
-      case PS_ERROR:
-	bsnprintf(p->last_error, sizeof(p->last_error), "%s%s%s: %.*s",
-		  ps_err_name(m->u.error.code) ?: "?", m->u.error.field[0] ? " " : "",
-		  m->u.error.field, (int) MIN(m->u.error.text.len, 100), m->u.error.text.ptr);
-	log(L_ERR "%s: fibd refused the session: %s", p->p.name, p->last_error);
-	fibd_disconnect(p, "fibd sent an error");
-	return 0;
-      case PS_ROUTE_STATUS:
-	fibd_got_status(p, &m->u.status);
-	break;
-      case PS_REFEED:
-	/* Sent after WELCOME to a name fibd knows nothing of: our feed is under way. */
-	if (!p->feeds_open && p->state == FIBD_S_UP)
-	{
-	  log(L_INFO "%s: fibd asks for a full feed", p->p.name);
-	  fibd_refeed(p->ip4);
-	  fibd_refeed(p->ip6);
-	}
-	break;
-      case PS_LEARN:
-	if (p->cf->learn && p->state == FIBD_S_UP)
-	  fibd_learn(p, &m->u.route);
-	break;
-      default:
-	break;			/* PONG: nothing asked for yet */
-      }
-      if (!p->sk)
-	return 0;		/* disconnected meanwhile */
-    }
-    if (r < 0)
-      goto bad;
-  }
-  return 1;
-
-bad:
-  log(L_ERR "%s: bad message from fibd: %s", p->p.name,
-      ps_dec_fault(p->dec) ? ps_dec_fault(p->dec)->text : "decoder failure");
-  fibd_disconnect(p, "bad message");
-  return 0;
-
-state:
-  log(L_ERR "%s: unexpected %s from fibd", p->p.name, ps_msg_type_name(m->type) ?: "message");
-  fibd_disconnect(p, "protocol error");
-  return 0;
+  fibd_refeed_channel(p->ip4);
+  fibd_refeed_channel(p->ip6);
 }
 
-static void
-fibd_err_hook(sock *sk, int err)
+/* The CLI's time format; runs in the main thread (show protocols all). */
+void
+fibd_format_time(struct fibd_proto *p UNUSED, btime t, byte *buf, uint size)
 {
-  struct fibd_proto *p = sk->data;
-
-  if (p->state == FIBD_S_STOPPING)
-  {
-    fibd_stopped(p);
-    return;
-  }
-  if (err)
-    log(L_WARN "%s: connection to fibd failed: %M", p->p.name, err);
-  else
-    log(L_WARN "%s: fibd closed the connection", p->p.name);
-  fibd_disconnect(p, NULL);
-}
-
-
-/*
- *	Connecting
- */
-
-static void
-fibd_retry_later(struct fibd_proto *p)
-{
-  tm_start_in(p->retry_timer, p->retry, p->p.loop);
-  p->retry = MIN(p->retry * 2, FIBD_RETRY_MAX);
-}
-
-/* The session is over: pause export (BIRD sends nothing meanwhile), try again later. */
-static void
-fibd_disconnect(struct fibd_proto *p, const char *why)
-{
-  if (why)
-    log(L_WARN "%s: disconnecting from fibd: %s", p->p.name, why);
-  fibd_close_session(p);
-  p->st.disconnects++;
-  fibd_unlearn_all(p);
-  if (p->p.proto_state == PS_UP)
-    proto_notify_state(&p->p, PS_START);
-  fibd_retry_later(p);
-}
-
-static int
-fibd_send_hello(struct fibd_proto *p)
-{
-  struct ps_hello *h = &p->msg.u.hello;
-  struct ps_fault fault;
-
-  memset(&p->msg, 0, offsetof(struct ps_msg, u) + sizeof(*h));
-  p->msg.type = PS_HELLO;
-  h->n_versions = 1;
-  h->versions[0] = PS_VERSION_MAX;
-  h->role = PS_ROLE_FEED;
-  bsnprintf(h->name, sizeof(h->name), "bird:%s", p->p.name);
-  h->has = PS_HELLO_TABLE | PS_HELLO_METRIC | PS_HELLO_FAMILIES | PS_HELLO_STALE | PS_HELLO_PERSIST;
-  h->table = p->cf->table;
-  h->metric = p->cf->metric;
-  h->families = (p->ip4 ? PS_HELLO_FAM_V4 : 0) | (p->ip6 ? PS_HELLO_FAM_V6 : 0);
-  h->stale_time = p->cf->stale_time;
-  h->persist = p->cf->persist;
-  if (p->cf->learn)
-  {
-    h->has |= PS_HELLO_LEARN;
-    h->learn = 1;
-  }
-  p->enc.len = 0;
-  if (ps_enc_msg(&p->enc, &p->msg, &fault) < 0)
-  {
-    log(L_ERR "%s: cannot encode HELLO: %s", p->p.name, fault.text);
-    return -1;
-  }
-  memcpy(p->sk->tbuf, p->enc.data, p->enc.len);
-  return sk_send(p->sk, p->enc.len) < 0 ? -1 : 0;
-}
-
-static void
-fibd_connect(timer *t)
-{
-  struct fibd_proto *p = t->data;
-  struct sockaddr_un sa = { .sun_family = AF_UNIX };
-  int fd;
-  sock *sk;
-
-  if (strlen(p->cf->socket) >= sizeof(sa.sun_path))
-  {
-    log(L_ERR "%s: socket path %s is too long", p->p.name, p->cf->socket);
-    return;
-  }
-  strcpy(sa.sun_path, p->cf->socket);
-  fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-  if (fd < 0)
-  {
-    log(L_ERR "%s: socket: %m", p->p.name);
-    fibd_retry_later(p);
-    return;
-  }
-  /* A Unix connect completes or fails at once: absent, refused, or backlog full. */
-  if (connect(fd, (struct sockaddr *) &sa, sizeof(sa)) < 0)
-  {
-    if (p->retry == FIBD_RETRY_MIN || p->retry == FIBD_RETRY_MAX)
-      log(L_INFO "%s: cannot reach fibd at %s: %m; retrying", p->p.name, p->cf->socket);
-    close(fd);
-    fibd_retry_later(p);
-    return;
-  }
-
-  sk = sk_new(p->p.pool);
-  sk->type = SK_MAGIC;
-  sk->fd = fd;
-  sk->data = p;
-  sk->rx_hook = fibd_rx_hook;
-  sk->tx_hook = fibd_tx_hook;
-  sk->err_hook = fibd_err_hook;
-  sk->rbsize = sk->tbsize = FIBD_BUF_SIZE;
-  if (sk_open(sk, p->p.loop) < 0)
-  {
-    log(L_ERR "%s: cannot add the socket: %s", p->p.name, sk->err ?: "?");
-    rfree(sk);
-    fibd_retry_later(p);
-    return;
-  }
-  sk->type = SK_UNIX;
-  sk_reallocate(sk);
-  p->sk = sk;
-  p->dec = ps_dec_new(0);
-  p->state = FIBD_S_HELLO;
-  if (!p->dec || fibd_send_hello(p) < 0)
-  {
-    if (p->sk)
-      fibd_disconnect(p, "cannot send HELLO");
-  }
+  rcu_read_lock();
+  struct timeformat *tf = this_cli->tf ?:
+    &atomic_load_explicit(&global_runtime, memory_order_acquire)->tf_proto;
+  tm_format_real_time(buf, size, tf->fmt1, t);
+  rcu_read_unlock();
 }
 
 
 /*
  *	Protocol glue
  */
-
-static void
-fibd_stop_timeout(timer *t)
-{
-  struct fibd_proto *p = t->data;
-
-  log(L_WARN "%s: BYE did not drain in time", p->p.name);
-  fibd_stopped(p);
-}
-
-static void
-fibd_postconfig(struct proto_config *CF)
-{
-  struct fibd_config *cf = (void *) CF;
-  struct channel_config *ip4 = proto_cf_find_channel(CF, NET_IP4);
-  struct channel_config *ip6 = proto_cf_find_channel(CF, NET_IP6);
-
-  if (cf->c.class == SYM_TEMPLATE)
-    return;
-  if (!ip4 && !ip6)
-    cf_error("An ipv4 or ipv6 channel is needed");
-  CF->net_type = ip4 ? NET_IP4 : NET_IP6;
-  if (cf->merge_paths)
-  {
-    if (ip4) { ip4->ra_mode = RA_MERGED; ip4->merge_limit = cf->merge_paths; }
-    if (ip6) { ip6->ra_mode = RA_MERGED; ip6->merge_limit = cf->merge_paths; }
-  }
-}
 
 /* Runs in the main thread (the config's symbols): the kernel attribute classes, once. */
 static void
@@ -871,7 +340,7 @@ fibd_init(struct proto_config *CF)
   P->main_channel = p->ip4 ?: p->ip6;
   P->preexport = fibd_preexport;
   P->rt_notify = fibd_rt_notify;
-  P->export_fed = fibd_export_fed;
+  P->export_fed = fibd_channel_fed;
   P->sources.class = &fibd_rte_owner_class;
   ps_buf_init(&p->enc);
   return P;
@@ -882,56 +351,14 @@ fibd_start(struct proto *P)
 {
   struct fibd_proto *p = (void *) P;
 
-  p->cf = (void *) P->cf;
-  fibd_pending_init(&p->q, P->pool);
-  p->retry_timer = tm_new_init(P->pool, fibd_connect, p, 0, 0);
-  p->stop_timer = tm_new_init(P->pool, fibd_stop_timeout, p, 0, 0);
-  p->tx_event = ev_new_init(P->pool, fibd_send_tx, p);
-  p->retry = FIBD_RETRY_MIN;
-  p->log_tbf = (struct tbf) TBF_DEFAULT_LOG_LIMITS;
-  p->state = FIBD_S_IDLE;
-  p->sk = NULL;
-  p->dec = NULL;
-  p->drop_pending = 0;
-  memset(&p->st, 0, sizeof(p->st));
-  fib_init(&p->metrics4, P->pool, NET_IP4, sizeof(struct fibd_metric),
-	   OFFSETOF(struct fibd_metric, n), 0, NULL);
-  fib_init(&p->metrics6, P->pool, NET_IP6, sizeof(struct fibd_metric),
-	   OFFSETOF(struct fibd_metric, n), 0, NULL);
-
+  fibd_start_session(p);
   /* After a graceful restart, export waits until the other protocols converged. */
   if (P->gr_recovery && p->cf->graceful_restart)
   {
     if (p->ip4) p->ip4->gr_wait = 1;
     if (p->ip6) p->ip6->gr_wait = 1;
   }
-  tm_start_in(p->retry_timer, 0, P->loop);
   return PS_START;
-}
-
-static int
-fibd_shutdown(struct proto *P)
-{
-  struct fibd_proto *p = (void *) P;
-  int keep = p->cf->persist || P->down_code == PDC_CMD_GR_DOWN ||
-    P->down_code == PDC_CF_RESTART || P->down_code == PDC_CMD_RESTART;
-
-  tm_stop(p->retry_timer);
-  if (!p->sk || p->state != FIBD_S_UP)
-  {
-    fibd_close_session(p);
-    return PS_FLUSH;
-  }
-
-  /* What is still pending goes nowhere: a flush withdraws all, a keep waits for the next feed. */
-  fibd_pending_flush(&p->q);
-  log(L_INFO "%s: %s", p->p.name, keep ? "fibd keeps our routes" : "fibd withdraws our routes");
-  p->msg.type = PS_BYE;
-  p->msg.u.bye_flags = keep ? 0 : PS_BYE_FLUSH;
-  fibd_queue_mark(p);
-  p->state = FIBD_S_STOPPING;
-  tm_start_in(p->stop_timer, FIBD_STOP_WAIT, P->loop);
-  return PS_STOP;
 }
 
 static void
@@ -940,99 +367,6 @@ fibd_cleanup(struct proto *P)
   struct fibd_proto *p = (void *) P;
 
   ps_buf_release(&p->enc);
-}
-
-static int
-fibd_reconfigure(struct proto *P, struct proto_config *CF)
-{
-  struct fibd_proto *p = (void *) P;
-  struct fibd_config *o = p->cf, *n = (void *) CF;
-
-  /* What fibd was told in HELLO, or how routes are keyed: a new session. */
-  if (strcmp(o->socket, n->socket) || o->table != n->table || o->metric != n->metric ||
-      o->merge_paths != n->merge_paths || o->learn != n->learn || o->persist != n->persist ||
-      o->stale_time != n->stale_time)
-    return 0;
-  if (!proto_configure_channel(P, &p->ip4, proto_cf_find_channel(CF, NET_IP4)) ||
-      !proto_configure_channel(P, &p->ip6, proto_cf_find_channel(CF, NET_IP6)))
-    return 0;
-  p->cf = n;
-  return 1;
-}
-
-static void
-fibd_copy_config(struct proto_config *dest UNUSED, struct proto_config *src UNUSED)
-{
-  /* Nothing to deep-copy: the socket path lives in the config's memory. */
-}
-
-static const char *
-fibd_state_name(struct fibd_proto *p)
-{
-  switch (p->state)
-  {
-  case FIBD_S_IDLE:	return "connecting";
-  case FIBD_S_HELLO:	return "hello sent";
-  case FIBD_S_UP:	return p->feeds_open ? "feeding" : "connected";
-  case FIBD_S_STOPPING:	return "stopping";
-  default:		return "?";
-  }
-}
-
-static void
-fibd_get_status(struct proto *P, byte *buf)
-{
-  struct fibd_proto *p = (void *) P;
-
-  if (P->proto_state == PS_DOWN_XX || P->proto_state == PS_FLUSH)
-    return;
-  bsprintf(buf, "%s", fibd_state_name(p));
-}
-
-static void
-fibd_show_proto_info(struct proto *P)
-{
-  struct fibd_proto *p = (void *) P;
-  byte tbuf[TM_DATETIME_BUFFER_SIZE];
-
-  cli_msg(-1006, "  fibd socket:      %s", p->cf->socket);
-  cli_msg(-1006, "  Session:          %s", fibd_state_name(p));
-  if (p->state == FIBD_S_UP || p->state == FIBD_S_STOPPING)
-  {
-    rcu_read_lock();
-    struct timeformat *tf = this_cli->tf ?:
-      &atomic_load_explicit(&global_runtime, memory_order_acquire)->tf_proto;
-    tm_format_real_time(tbuf, sizeof(tbuf), tf->fmt1, p->since);
-    rcu_read_unlock();
-    cli_msg(-1006, "  fibd:             %s, protocol version %u, since %s",
-	    p->server_id, p->version, tbuf);
-  }
-  cli_msg(-1006, "  Kernel table:     %u, metric %u%s", p->cf->table, p->cf->metric,
-	  p->cf->metric ? "" : " (krt_metric)");
-  cli_msg(-1006, "  Routes sent:      %lu, withdraws %lu, coalesced %lu",
-	  p->st.routes_sent, p->st.withdraws_sent, p->q.coalesced);
-  cli_msg(-1006, "  Pending:          %u changes, %lu bytes; peak %u changes, %lu KiB",
-	  p->q.routes, p->q.bytes, p->q.peak, p->q.peak_mem >> 10);
-  cli_msg(-1006, "  Kernel results:   %lu installed, %lu removed, %lu failed, %lu waiting, %lu rejected",
-	  p->st.installed, p->st.removed, p->st.failed, p->st.waiting, p->st.rejected);
-  if (p->st.encode_errors)
-    cli_msg(-1006, "  Not sendable:     %lu", p->st.encode_errors);
-  if (p->cf->learn)
-    cli_msg(-1006, "  Learned:          %lu adds, %lu deletes, %lu not importable",
-	    p->st.learned, p->st.unlearned, p->st.learn_skipped);
-  cli_msg(-1006, "  Sessions:         %lu connects, %lu disconnects, %lu dropped at the pending limit",
-	  p->st.connects, p->st.disconnects, p->st.drops);
-  if (p->feed_ended)
-    cli_msg(-1006, "  Last full feed:   %lu routes queued in %t s, %t s ago", p->feed_routes,
-	    p->feed_ended - p->feed_started, current_time() - p->feed_ended);
-  else if (p->state == FIBD_S_UP)
-    cli_msg(-1006, "  Full feed:        under way, %t s", current_time() - p->feed_started);
-  if (p->last_error[0])
-    cli_msg(-1006, "  Last error:       %s", p->last_error);
-  if (p->ip4)
-    channel_show_info(p->ip4);
-  if (p->ip6)
-    channel_show_info(p->ip6);
 }
 
 struct protocol proto_fibd = {

@@ -1,5 +1,5 @@
 /*
- *	BIRD -- fibd protocol: export routes to the fibd daemon
+ *	BIRD -- fibd protocol: export routes to the fibd daemon (BIRD 2 and 3)
  *
  *	Can be freely distributed and used under the terms of the GNU GPL.
  */
@@ -14,16 +14,18 @@
 #include "lib/timer.h"
 #include "lib/event.h"
 #include "lib/lists.h"
+#include "lib/unaligned.h"
 #include "proto/fibd/pending.h"
+#include "proto/fibd/version.h"
+
+#include <proto-shim/msg.h>
+#include <proto-shim/enc.h>
 
 #define FIBD_DEFAULT_SOCKET	"/run/fibd/fibd.sock"
 #define FIBD_DEFAULT_STALE	120		/* seconds fibd keeps our routes after a crash */
 #define FIBD_DEFAULT_PENDING	(4 << 20)	/* pending prefixes before the session is dropped */
 #define FIBD_RETRY_MIN		(1 S_)
 #define FIBD_RETRY_MAX		(30 S_)
-
-/* BIRD 2 runs every protocol in its one loop. */
-#define FIBD_CF_LOOP(cf)	do { } while (0)
 
 struct fibd_config {
   struct proto_config c;
@@ -52,6 +54,11 @@ struct fibd_stats {
   u64 bytes_out;
 };
 
+/*
+ * In BIRD 3 everything here belongs to the protocol's own loop (p->p.loop):
+ * its hooks, timers, events and socket all run there; the CLI hooks read it
+ * from the main thread with that loop locked. BIRD 2 has one loop for all.
+ */
 struct fibd_proto {
   struct proto p;
   struct channel *ip4, *ip6;
@@ -66,12 +73,14 @@ struct fibd_proto {
   struct ps_dec *dec;			/* fibd's messages */
   u8 drop_pending;			/* the pending limit was hit: drop from the tx event */
 
-  struct fibd_pending q;			/* changes waiting for the socket */
+  struct fibd_pending q;		/* changes waiting for the socket */
 
   u64 generation;			/* of the open or last full feed */
   uint feeds_open;			/* channels whose initial feed has not ended */
   btime feed_started, feed_ended;
   u64 feed_routes;			/* sent in the last full feed */
+
+  u64 sess_installed, sess_removed;	/* counted by fibd this session (failures-only results) */
 
   /* From WELCOME */
   char server_id[65];
@@ -82,6 +91,10 @@ struct fibd_proto {
 
   /* metric 0: the metric each exported prefix went with, for its withdraw */
   struct fib metrics4, metrics6;
+
+  /* Scratch: one message (up to 256 next hops) and its encoding, per instance */
+  struct ps_msg msg;
+  struct ps_buf enc;
 
   struct tbf log_tbf;
   struct fibd_stats st;
@@ -95,5 +108,43 @@ enum fibd_state {
 };
 
 extern struct protocol proto_fibd;
+
+static inline uint
+fibd_put_addr(ip_addr a, byte *buf)
+{
+  if (ipa_is_ip4(a))
+  {
+    put_ip4(buf, ipa_to_ip4(a));
+    return PS_FAM_V4;
+  }
+  put_ip6(buf, ipa_to_ip6(a));
+  return PS_FAM_V6;
+}
+
+static inline ip_addr
+fibd_get_addr(u8 fam, const union ps_addr *a)
+{
+  return (fam == PS_FAM_V4) ? ipa_from_ip4(get_ip4(a->b)) : ipa_from_ip6(get_ip6(a->b));
+}
+
+/* session.c: the protocol's body, the same for both BIRDs */
+void fibd_key(struct fibd_proto *p, const net_addr *n, u32 metric, struct ps_key *k);
+void fibd_notify(struct fibd_proto *p, const net_addr *n, const rte *new, int had_old);
+void fibd_channel_fed(struct channel *c);
+void fibd_postconfig(struct proto_config *CF);
+void fibd_start_session(struct fibd_proto *p);
+int fibd_shutdown(struct proto *P);
+int fibd_reconfigure(struct proto *P, struct proto_config *CF);
+void fibd_copy_config(struct proto_config *dest, struct proto_config *src);
+void fibd_get_status(struct proto *P, byte *buf);
+void fibd_show_proto_info(struct proto *P);
+
+/* fibd.c: what each BIRD does its own way */
+const char *fibd_fill_route(struct fibd_proto *p, const net_addr *n, const rte *e, u32 metric);
+u32 fibd_krt_metric(const rte *e);
+void fibd_learn(struct fibd_proto *p, const struct ps_route *r);
+void fibd_unlearn_all(struct fibd_proto *p);
+void fibd_refeed(struct fibd_proto *p);
+void fibd_format_time(struct fibd_proto *p, btime t, byte *buf, uint size);
 
 #endif

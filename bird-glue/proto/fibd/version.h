@@ -1,0 +1,20 @@
+/*
+ *	BIRD 2 -- fibd protocol: where BIRD 2's API differs from BIRD 3's
+ *
+ *	Can be freely distributed and used under the terms of the GNU GPL.
+ */
+
+#ifndef _BIRD_FIBD_VERSION_H_
+#define _BIRD_FIBD_VERSION_H_
+
+/* BIRD 2 runs every protocol in its one loop. */
+#define FIBD_CF_LOOP(cf)	do { } while (0)
+#define FIBD_KICK(p)		ev_schedule((p)->tx_event)
+#define FIBD_TM_START(p, t, after) tm_start((t), (after))
+#define FIBD_SK_OPEN(p, sk)	sk_open(sk)
+#define FIBD_SHUTTING_DOWN	(config->shutdown)
+/* The state a protocol ends in once its flush is done */
+#define FIBD_PS_DONE		PS_DOWN
+#define FIBD_PS_IS_DOWN(P)	((P)->proto_state == PS_DOWN)
+
+#endif

@@ -1,0 +1,23 @@
+/*
+ *	BIRD 3 -- fibd protocol: where BIRD 3's API differs from BIRD 2's
+ *
+ *	Can be freely distributed and used under the terms of the GNU GPL.
+ */
+
+#ifndef _BIRD_FIBD_VERSION_H_
+#define _BIRD_FIBD_VERSION_H_
+
+/*
+ * The protocol gets its own loop (and thread), off the main one; its timers
+ * and events belong to that loop, and its socket is opened in it.
+ */
+#define FIBD_CF_LOOP(cf)	((cf)->loop_order = DOMAIN_ORDER(proto))
+#define FIBD_KICK(p)		ev_send_loop((p)->p.loop, (p)->tx_event)
+#define FIBD_TM_START(p, t, after) tm_start_in((t), (after), (p)->p.loop)
+#define FIBD_SK_OPEN(p, sk)	sk_open((sk), (p)->p.loop)
+#define FIBD_SHUTTING_DOWN	SHUTTING_DOWN
+/* The state a protocol ends in once its flush is done (the core then takes it down) */
+#define FIBD_PS_DONE		PS_FLUSH
+#define FIBD_PS_IS_DOWN(P)	((P)->proto_state == PS_DOWN_XX || (P)->proto_state == PS_FLUSH)
+
+#endif
