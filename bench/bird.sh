@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
 # BIRD loading a table into the kernel, side by side, same route set (BIRD
 # static protocols), each in a fresh namespace with one veth link:
+#   start   the same BIRD and routes with no export protocol: how long BIRD
+#           takes to answer at all; the other runs count probes from then on
 #   kernel  BIRD's own kernel protocol (k4 and k6, scan time 10), the reference
-#   fibd    the same BIRD with protocol fibd (f4 and f6), and fibd
+#   fibd    the same BIRD with one protocol fibd for both families (f1)
+#   fibd46  and with two, f4 and f6, as operators write k4 and k6 today
 # The BIRD binary is the one bird-glue/build.sh makes (BIRD_DIR; bench/run.sh
 # bird --bird VERSION picks 2.0.12, 2.19.2 or 3.3.2): stock BIRD plus a
 # protocol that the kernel run does not configure, so that run is stock BIRD.
@@ -26,7 +29,8 @@ python3 "$here/../netns/routes.py" gen "$N4" "$N6" va 198.51.100.1 2001:db8:ff::
 python3 "$here/../netns/routes.py" bird-static s "$W/routes" >"$W/static.conf"
 
 # run NAME EXPORT_CONFIG [FIBD]: BIRD with the static routes and the given
-# export protocols; prints the probe's JSON.
+# export protocols; the probe's JSON into $W/NAME.json. With no export
+# protocol, only the time until BIRD answers (the probe's --startup).
 run() {
 	local name=$1 export=$2 with_fibd=${3:-} fibd_pid="" bird_pid
 	fresh_ns "$name"
@@ -46,12 +50,17 @@ run() {
 		2>>"$W/bird-$name.log" &
 	bird_pid=$!
 	pids+=("$bird_pid")
-	ip netns exec "$NS" python3 "$here/bird_probe.py" "$W/bird.ctl" 100 "$N4" "$N6" "$STEADY" "$bird_pid" $fibd_pid \
-		>"$W/$name.json"
+	if [ -z "$export" ]; then
+		ip netns exec "$NS" python3 "$here/bird_probe.py" --startup "$W/bird.ctl" >"$W/$name.json"
+	else
+		ip netns exec "$NS" python3 "$here/bird_probe.py" --from "$STARTUP" "$W/bird.ctl" 100 \
+			"$N4" "$N6" "$STEADY" "$bird_pid" $fibd_pid >"$W/$name.json"
+	fi
 	if [ -n "$with_fibd" ]; then
-		for f in f4 f6; do
+		for f in f1 f4 f6; do
+			# (birdc fails for the names this run does not have)
 			ip netns exec "$NS" "$BIRD_DIR/birdc" -s "$W/bird.ctl" show protocols all "$f" |
-				sed -n "s/^ *Pending: */$f: /p"
+				sed -n "s/^ *Pending: */$f: /p" || true
 		done >"$W/$name.pending"
 	fi
 	kill "$bird_pid"
@@ -63,21 +72,25 @@ run() {
 
 echo "BIRD $("$BIRD_DIR/bird" --version 2>&1 | awk '{ print $3 }'): $N routes ($N4 IPv4, $N6 IPv6)" \
 	"as static routes, into kernel table 100; steady state $STEADY s; $(nproc) CPUs"
+run start ""
+STARTUP=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["startup_s"])' "$W/start.json")
+echo "BIRD with these routes and no export protocol answers after $STARTUP s; probes count from then"
 run kernel "protocol kernel k4 { kernel table 100; scan time 10; ipv4 { export all; }; }
 protocol kernel k6 { kernel table 100; scan time 10; ipv6 { export all; }; }"
+run fibd "protocol fibd f1 { socket \"$W/fibd.sock\"; kernel table 100; ipv4 { export all; }; ipv6 { export all; }; }" fibd
 # Two instances, f4 and f6, as operators write k4 and k6 today.
-run fibd "protocol fibd f4 { socket \"$W/fibd.sock\"; kernel table 100; ipv4 { export all; }; }
+run fibd46 "protocol fibd f4 { socket \"$W/fibd.sock\"; kernel table 100; ipv4 { export all; }; }
 protocol fibd f6 { socket \"$W/fibd.sock\"; kernel table 100; ipv6 { export all; }; }" fibd
 
-python3 - "$W/kernel.json" "$W/fibd.json" "$W/fibd.pending" <<'PY'
+python3 - "$W/kernel.json" "$W/fibd.json" "$W/fibd46.json" "$W/fibd.pending" "$W/fibd46.pending" <<'PY'
 import json, sys
-k, f = (json.load(open(p)) for p in sys.argv[1:3])
-pending = "; ".join(open(sys.argv[3]).read().split("\n")).strip("; ")
+k, f, f2 = (json.load(open(p)) for p in sys.argv[1:4])
+pend = ["; ".join(open(p).read().split("\n")).strip("; ") for p in sys.argv[4:6]]
 def g(d, *path):
     for p in path:
         d = d.get(p) if isinstance(d, dict) else None
     return "-" if d is None else d
-rows = [("time to converge (s)", ("converge_s",))]
+rows = [("time to converge (s)", ("converge_s",)), ("first answer (s)", ("first_answer_s",))]
 for phase in ("load", "steady"):
     for key in ("probes", "p50_ms", "p95_ms", "p99_ms", "max_ms", "timeouts_1s"):
         rows.append((f"birdc show status, {phase}: {key}", (phase, key)))
@@ -87,11 +100,13 @@ rows += [("BIRD CPU in steady state (%)", ("bird_steady_cpu_pct",)),
          ("BIRD peak RSS (MiB)", ("bird_peak_rss_mib",)),
          ("fibd RSS at the end (MiB)", ("fibd_rss_mib",)),
          ("fibd peak RSS (MiB)", ("fibd_peak_rss_mib",))]
-print(f"{'':44} {'kernel protocol':>16} {'protocol fibd':>16}")
+print(f"{'':44} {'kernel k4/k6':>14} {'fibd f1':>14} {'fibd f4/f6':>14}")
 for label, path in rows:
-    print(f"{label:44} {g(k, *path)!s:>16} {g(f, *path)!s:>16}")
-ck, cf = k.get("converge_s"), f.get("converge_s")
-if ck and cf:
-    print(f"converge time, fibd / kernel protocol: {cf / ck:.2f}x")
-print(f"glue pending set at the end: {pending}")
+    print(f"{label:44} {g(k, *path)!s:>14} {g(f, *path)!s:>14} {g(f2, *path)!s:>14}")
+ck = k.get("converge_s")
+for name, d in (("f1", f), ("f4/f6", f2)):
+    if ck and d.get("converge_s"):
+        print(f"converge time, fibd {name} / kernel protocol: {d['converge_s'] / ck:.2f}x")
+print(f"glue pending set (peak is the full feed's), f1: {pend[0]}")
+print(f"glue pending set, f4/f6: {pend[1]}")
 PY

@@ -1,9 +1,20 @@
 #!/usr/bin/env python3
 """Probe a running BIRD while it loads a table into the kernel, then in steady state.
 
-  bird_probe.py CTL_SOCKET TABLE N4 N6 STEADY_S BIRD_PID [FIBD_PID]
+  bird_probe.py [--from S] CTL_SOCKET TABLE N4 N6 STEADY_S BIRD_PID [FIBD_PID...]
+  bird_probe.py --startup CTL_SOCKET
 
-Run inside BIRD's network namespace, started together with BIRD. Every 100 ms:
+Run inside BIRD's network namespace, started together with BIRD.
+
+--startup: print how long BIRD takes to answer at all (its greeting on the
+control socket), in seconds from the probe's start; run it on a BIRD with the
+same routes and no export protocol, to learn when a probe may fairly expect an
+answer. --from S: probes count from S seconds after the start. Until BIRD
+answers, the probes it would have got every 100 ms from S on all wait for that
+first answer, and count so: a probe must not wait out the greeting, or it
+hides exactly the stall at start-up that an export protocol may cause.
+
+Then every 100 ms:
 one `show status` on BIRD's control socket (one connection, one request at a
 time; the latency is from sending it to the reply's last line; a reply over 1 s
 counts as a timeout too), and the kernel's route count for TABLE, read cheaply
@@ -42,17 +53,18 @@ class Cli:
     """BIRD's control protocol: replies end with a line 'NNNN text' (a space, not '-')."""
 
     def __init__(self, path):
-        for _ in range(200):
+        for _ in range(1200):
             try:
                 self.s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
                 self.s.connect(path)
                 break
             except OSError:
-                time.sleep(0.05)
+                time.sleep(0.01)
         else:
             sys.exit(f"bird_probe: cannot connect to {path}")
         self.buf = b""
-        self.wait_reply(30)  # the greeting
+        if not self.wait_reply(600):  # the greeting
+            sys.exit("bird_probe: BIRD sent no greeting in 600 s")
 
     def wait_reply(self, timeout):
         end = time.monotonic() + timeout
@@ -93,12 +105,27 @@ def summary(lat):
 
 
 def main():
-    ctl, table, n4, n6 = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
-    steady_s, bird = float(sys.argv[5]), int(sys.argv[6])
-    fibd = int(sys.argv[7]) if len(sys.argv) > 7 else 0
+    args = sys.argv[1:]
     start = time.monotonic()
+    if args[0] == "--startup":
+        Cli(args[1])
+        print(json.dumps({"startup_s": round(time.monotonic() - start, 3)}))
+        return
+    count_from = 0.0
+    if args[0] == "--from":
+        count_from = float(args[1])
+        args = args[2:]
+    ctl, table, n4, n6 = args[0], int(args[1]), int(args[2]), int(args[3])
+    steady_s, bird = float(args[4]), int(args[5])
+    fibd = int(args[6]) if len(args) > 6 else 0
     cli = Cli(ctl)
     load, steady = [], []
+    # The probes BIRD would have got from count_from on, had it answered.
+    first = time.monotonic() - start
+    t = count_from
+    while t < first:
+        load.append(first - t)
+        t += 0.1
     converged = None
     cpu0 = None
     while True:
@@ -120,6 +147,7 @@ def main():
             break
         time.sleep(max(0.0, 0.1 - (time.monotonic() - tick)))
     out = {"converge_s": round(converged, 2) if converged is not None else None,
+           "first_answer_s": round(first, 2),
            "load": summary(load), "steady": summary(steady)}
     if converged is not None:
         span = time.monotonic() - steady_start

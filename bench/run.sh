@@ -29,7 +29,10 @@ bird)
 	3 | 3.3 | 3.3.2) out=build/bird-3.3.2 ;;
 	*) echo "bench/run.sh: unknown BIRD '$version' (2.0.12, 2.19, 3)" >&2; exit 2 ;;
 	esac
-	bird-glue/build.sh --bird "$version" "$out" >/dev/null
+	if ! bird-glue/build.sh --bird "$version" "$out" >"$out.build.log" 2>&1; then
+		tail -n 30 "$out.build.log" >&2
+		exit 1
+	fi
 	BUILD_DIR=build-bench BIRD_DIR=$PWD/$out exec bench/bird.sh "$@"
 	;;
 *) echo "bench/run.sh: unknown benchmark '$which' (known: slab, feed, rescan, dump, bird)" >&2; exit 2 ;;

@@ -155,6 +155,6 @@ for b in bird birdc birdcl; do
 	cmp -s "$b" "$OUT/$b" || cp "$b" "$OUT/$b"
 done
 if [ "$CHECK" = yes ]; then
-	make check
+	make -j"$(nproc)" check
 fi
 echo "build.sh: $("$OUT/bird" --version 2>&1) with the fibd protocol in $OUT"

@@ -10,7 +10,7 @@ set -u
 require_root
 require_fibd
 require_bird
-tap_plan 13
+tap_plan 14
 diag "$("$BIRD_DIR/bird" --version 2>&1)"
 
 ns_with_link A b1
@@ -67,6 +67,7 @@ protocol fibd f2 {
   socket "$SOCK"; kernel table 101; metric 0;
   ipv4 { export filter { if net = 10.1.0.0/16 then { krt_metric = 500; accept; } reject; }; };
 }
+protocol fibd f3 { disabled; socket "$SOCK"; kernel table 102; ipv4 { export all; }; }
 EOF
 }
 r1_conf 'if net = 10.4.0.0/16 then krt_prefsrc = 198.51.100.2; if net = 10.5.0.0/16 then reject; accept;' >"$W/r1.conf"
@@ -107,6 +108,11 @@ diag "$(grep -E 'Session|fibd:|Routes sent|Pending|Kernel results' <<<"$info")"
 check "birdc show protocols all: session, fibd, counters" bash -c \
 	"grep -q 'Session: *connected' <<<\"\$1\" && grep -q 'fibd: *fibd-' <<<\"\$1\" &&
 	 grep -Eq 'Kernel results: *[0-9]+ installed, 0 removed, 0 failed' <<<\"\$1\"" _ "$info"
+
+# A protocol that never started (disabled) is shown too, and BIRD lives on.
+check "birdc show protocols all of a disabled fibd protocol" bash -c \
+	"ip netns exec $A $BIRD_DIR/birdc -s $W/r1.conf.ctl show protocols all f3 | grep -q 'Session: *down' &&
+	 ip netns exec $A $BIRD_DIR/birdc -s $W/r1.conf.ctl show status | grep -q 'Daemon is up'"
 
 # BIRD 3 runs the protocol in a loop of its own, in a worker thread.
 if [ "$(bird_major)" = 3 ]; then

@@ -95,6 +95,7 @@ static void
 fibd_stopped(struct fibd_proto *p)
 {
   tm_stop(p->stop_timer);
+  tm_stop(p->retry_timer);
   fibd_close_session(p);
   proto_notify_state(&p->p, FIBD_PS_DONE);
 }
@@ -454,6 +455,12 @@ fibd_retry_later(struct fibd_proto *p)
 static void
 fibd_disconnect(struct fibd_proto *p, const char *why)
 {
+  /* Stopping: the session is over either way; no reconnect. */
+  if (p->state == FIBD_S_STOPPING)
+  {
+    fibd_stopped(p);
+    return;
+  }
   if (why)
     log(L_WARN "%s: disconnecting from fibd: %s", p->p.name, why);
   fibd_close_session(p);
@@ -507,6 +514,9 @@ fibd_connect(timer *t)
   int fd;
   sock *sk;
 
+  /* Only while starting: a timer left over from a stop must not connect again. */
+  if (p->p.proto_state != PS_START)
+    return;
   if (strlen(p->cf->socket) >= sizeof(sa.sun_path))
   {
     log(L_ERR "%s: socket path %s is too long", p->p.name, p->cf->socket);
@@ -636,6 +646,7 @@ fibd_shutdown(struct proto *P)
 
   /* What is still pending goes nowhere: a flush withdraws all, a keep waits for the next feed. */
   fibd_pending_flush(&p->q);
+  p->drop_pending = 0;			/* or the tx event would drop the session, not send BYE */
   log(L_INFO "%s: %s", p->p.name, keep ? "fibd keeps our routes" : "fibd withdraws our routes");
   p->msg.type = PS_BYE;
   p->msg.u.bye_flags = keep ? 0 : PS_BYE_FLUSH;
@@ -699,6 +710,11 @@ fibd_show_proto_info(struct proto *P)
   byte tbuf[TM_DATETIME_BUFFER_SIZE];
 
   cli_msg(-1006, "  fibd socket:      %s", p->cf->socket);
+  if (FIBD_PS_IS_DOWN(P))
+  {
+    cli_msg(-1006, "  Session:          down");
+    return;
+  }
   cli_msg(-1006, "  Session:          %s", fibd_state_name(p));
   if (p->state == FIBD_S_UP || p->state == FIBD_S_STOPPING)
   {

@@ -306,6 +306,7 @@ fibd_init(struct proto_config *CF)
   struct proto *P = proto_new(CF);
   struct fibd_proto *p = (void *) P;
 
+  p->cf = (void *) CF;			/* the CLI may ask before the first start */
   proto_configure_channel(P, &p->ip4, proto_cf_find_channel(CF, NET_IP4));
   proto_configure_channel(P, &p->ip6, proto_cf_find_channel(CF, NET_IP6));
   P->main_channel = p->ip4 ?: p->ip6;

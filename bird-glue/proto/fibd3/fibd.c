@@ -335,6 +335,7 @@ fibd_init(struct proto_config *CF)
   struct fibd_proto *p = (void *) P;
 
   fibd_find_classes();
+  p->cf = (void *) CF;			/* the CLI may ask before the first start */
   proto_configure_channel(P, &p->ip4, proto_cf_find_channel(CF, NET_IP4));
   proto_configure_channel(P, &p->ip6, proto_cf_find_channel(CF, NET_IP6));
   P->main_channel = p->ip4 ?: p->ip6;
