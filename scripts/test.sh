@@ -120,6 +120,18 @@ for v in 2.19.2 3.3.2; do
 	[ $rc -eq 0 ] || status=1
 done
 
+echo "== the writer thread's unit tests under ThreadSanitizer"
+if [ -f build-tsan/build.ninja ]; then
+	meson setup --reconfigure build-tsan -Dtests=enabled -Db_sanitize=thread -Db_lundef=false >/dev/null
+else
+	meson setup build-tsan -Dtests=enabled -Db_sanitize=thread -Db_lundef=false >/dev/null
+fi
+rc=0
+ninja -C build-tsan tests/test_fibd_nl >/dev/null &&
+	TSAN_OPTIONS=halt_on_error=1 meson test -C build-tsan --no-rebuild --print-errorlogs fibd/nl || rc=$?
+summary+=("$(count_results build-tsan | sed 's/ build-tsan$/ build-tsan-writer/')")
+[ $rc -eq 0 ] || status=1
+
 echo "== build under ASan+UBSan and unit, fuzz, netns suites"
 setup_build build-asan -Dwerror=true -Dtests=enabled -Db_sanitize=address,undefined \
 	-Db_lundef=false -Dc_args=-fno-sanitize-recover=all

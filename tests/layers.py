@@ -17,7 +17,7 @@ LAYERS = [
     ("codec", "kernel route messages to keys and attributes and back; no sockets",
      ["kmsg"]),
     ("kernel I/O", "the writer, the dump socket, the monitor; they report through hooks",
-     ["nl", "nl_send", "dump", "monitor"]),
+     ["nl", "nl_send", "nl_writer", "dump", "monitor"]),
     ("engine", "scans, replay, prune, repair; learn; owners of desired routes; events",
      ["sync", "sync_queue", "prune", "learn", "event", "owner"]),
     ("front", "sessions and access, control commands, watch, systemd notify",

@@ -17,14 +17,9 @@
 #define NL_RCVBUF (32 * 1024 * 1024)
 #define NL_TEXT_INTERN_MAX 255 /* a route keeps an 8-bit index */
 #define NL_RUN_NS 3000000ull /* 3 ms per callback: well under the 10 ms bound, for low loop lag */
-/*
- * The kernel applies a whole batch inside send(), so one send is one slice of
- * our callback. Batches shrink when a send takes longer than this and grow back
- * when sends are quick.
- */
-#define NL_SEND_TARGET_NS 2000000ull
-#define NL_BATCH_MIN 4096
 #define NL_MMSG 64        /* ACK datagrams per recvmmsg */
+#define NL_SLOTS 4        /* batches: one being filled, the others queued for the writer thread or sent */
+#define NL_BATCH_CAP (NL_BATCH_BYTES + 8192) /* a batch's buffer: the last route may pass the limit */
 #define NL_MMSG_BUF 2048  /* an ACK: our message's header and the extended-ACK text */
 
 enum op { OP_ADD_EXCL, OP_REPLACE, OP_DEL, OP_NH_ADD, OP_NH_DEL };
@@ -49,7 +44,6 @@ struct nl_state {
 	uv_timer_t retry;
 	bool open;
 	bool kick_on;
-	int wr_events;
 	uint8_t protocol;
 	struct nl_hooks hooks;
 	uint32_t seq;
@@ -59,10 +53,11 @@ struct nl_state {
 	uint64_t held;
 	struct inflight ring[NL_WINDOW_MAX];
 	uint32_t ring_head, ring_n;
-	_Alignas(8) char batch[NL_BATCH_BYTES + 8192];
+	char *batch;          /* being filled: a slot of the writer thread's (nl_writer.c) */
 	size_t batch_len;
 	uint32_t batch_msgs;  /* messages in it, the last ones in the ring */
-	size_t batch_limit; /* adapts so that one send stays near NL_SEND_TARGET_NS */
+	uint32_t batch_seq;   /* the sequence number of its first message */
+	size_t batch_limit;   /* bytes per batch */
 	struct route **parked;
 	size_t n_parked, cap_parked;
 	size_t failed_parked; /* parked as FAILED when the vector was last walked, or since */
@@ -100,7 +95,27 @@ uint8_t nl_intern_text(const char *s);
 extern nl_send_fn nl_io_send;
 extern nl_recvmmsg_fn nl_io_recvmmsg;
 
+/* What became of a batch the writer thread sent. */
+struct nl_sent {
+	size_t len;
+	uint32_t msgs;
+	uint32_t first_seq;
+	int err;          /* 0, or the errno of a send the kernel refused (none of it applied) */
+	unsigned eagain;  /* times the socket would block first */
+	uint64_t send_ns; /* the send's time, waits included */
+};
+
+/* nl_writer.c: the writer thread */
+int nl_writer_start(uv_loop_t *loop);
+void nl_writer_stop(void);
+char *nl_writer_buf(void);
+int nl_writer_hand(size_t len, uint32_t msgs, uint32_t first_seq);
+void nl_writer_resume(void);
+uint32_t nl_writer_cancel_queued(void);
+unsigned nl_writer_busy(void);
+
 /* nl_send.c */
+void nl_on_sent(const struct nl_sent *s);
 void nl_on_kick(uv_idle_t *h);
 void nl_on_wr(uv_poll_t *h, int status, int events);
 void nl_on_rattr_free(struct rattr *a);

@@ -553,7 +553,7 @@ nl_init(uv_loop_t *loop, uint8_t protocol, const struct nl_hooks *hooks)
 	nl.protocol = protocol;
 	nl.hooks = *hooks;
 	nl.retry_ms = NL_RETRY_MIN_MS;
-	nl.batch_limit = NL_BATCH_BYTES / 2;
+	nl.batch_limit = NL_BATCH_BYTES;
 	nl.next_nh_id = NL_NH_ID_BASE;
 	rattr_set_free_hook(nl_on_rattr_free);
 	nl.seq = (uint32_t)time(NULL);
@@ -569,8 +569,15 @@ nl_init(uv_loop_t *loop, uint8_t protocol, const struct nl_hooks *hooks)
 	uv_poll_init(loop, &nl.wr_poll, mnl_socket_get_fd(nl.wr));
 	uv_idle_init(loop, &nl.kick);
 	uv_timer_init(loop, &nl.retry);
+	if ((r = nl_writer_start(loop)) < 0) {
+		uv_close((uv_handle_t *)&nl.wr_poll, NULL);
+		uv_close((uv_handle_t *)&nl.kick, NULL);
+		uv_close((uv_handle_t *)&nl.retry, NULL);
+		mnl_socket_close(nl.wr);
+		return r;
+	}
+	nl.batch = nl_writer_buf();
 	uv_poll_start(&nl.wr_poll, UV_READABLE, nl_on_wr);
-	nl.wr_events = UV_READABLE;
 	nl.open = true;
 	if (nl.qhead)
 		nl_kick();
@@ -583,6 +590,7 @@ nl_close(void)
 	if (!nl.open)
 		return;
 	nl.open = false;
+	nl_writer_stop(); /* after the send under way; the socket is its */
 	uv_close((uv_handle_t *)&nl.wr_poll, NULL);
 	uv_close((uv_handle_t *)&nl.kick, NULL);
 	uv_close((uv_handle_t *)&nl.retry, NULL);
@@ -591,6 +599,7 @@ nl_close(void)
 		rattr_unref(nl.ring[nl.ring_head].sent);
 		nl.ring_head = (nl.ring_head + 1) % NL_WINDOW_MAX;
 	}
+	nl.batch = NULL;
 	nl.batch_len = 0;
 	nl.batch_msgs = 0;
 	free(nl.parked);
@@ -620,5 +629,6 @@ nl_get_stats(struct nl_stats *ret)
 	ret->queued = nl.queued;
 	ret->parked = nl.n_parked;
 	ret->batch_limit = (uint32_t)nl.batch_limit;
+	ret->batches_queued = nl.open ? nl_writer_busy() : 0;
 	ret->nh_objects = nl.use_nhid;
 }

@@ -72,7 +72,8 @@ struct nl_stats {
 	uint32_t window;
 	uint32_t batch_limit;
 	int nh_objects; /* routes refer to kernel nexthop objects */
-	uint64_t send_max_us; /* longest single send (the kernel applies a batch inside it) */
+	uint64_t send_max_us; /* longest single send, in the writer thread (the kernel applies a batch inside it) */
+	uint32_t batches_queued; /* handed to the writer thread and not yet taken back */
 	uint64_t batches_refused; /* send failed: each message of the batch failed with its error */
 	uint64_t queued;
 	uint64_t parked;
@@ -94,8 +95,18 @@ uint32_t nl_portid(void);
  */
 void nl_use_nh_objects(int mode);
 
-/* nl_close - stop and close the sockets; routes in flight stay as they are. */
+/*
+ * nl_close - stop the writer thread (after the send under way) and close the
+ * sockets; routes in flight stay as they are.
+ */
 void nl_close(void);
+
+/*
+ * nl_sync - wait until the writer thread has sent every batch handed to it,
+ * and take the outcomes. The loop never waits for the kernel otherwise; this
+ * is for tests, which step the loop and look at the kernel between steps.
+ */
+void nl_sync(void);
 
 /* nl_enqueue - put a route on the write queue (once) and wake the writer. */
 void nl_enqueue(struct route *r);

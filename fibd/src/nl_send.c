@@ -1,11 +1,12 @@
 /*
  * nl_send: the writer's batches (nl.c has the queue and the parked routes). A
  * callback pops routes, builds each one's messages (kmsg.c) into one buffer,
- * the nexthop objects a route needs first, and sends the buffer in one send;
- * ACKs come back on the same socket in the order of the messages, each matched
- * to its message in the window by sequence number, and its outcome lands on
- * the route. Budgets: NL_RUN_NS per callback, NL_WINDOW_MAX messages in
- * flight, batches that shrink when a send takes long.
+ * the nexthop objects a route needs first, and hands the buffer to the writer
+ * thread (nl_writer.c), which sends it in one send while the loop goes on;
+ * ACKs come back on the same socket in the order of the messages, are read on
+ * the loop, each matched to its message in the window by sequence number, and
+ * its outcome lands on the route. Budgets: NL_RUN_NS per callback,
+ * NL_WINDOW_MAX messages in flight, NL_SLOTS batches built ahead.
  */
 #include <errno.h>
 #include <net/if.h>
@@ -43,6 +44,8 @@ ring_push(enum op op, struct route *r, struct rattr *sent, uint32_t nh_id)
 	struct inflight *f = &nl.ring[(nl.ring_head + nl.ring_n) % NL_WINDOW_MAX];
 
 	f->seq = ++nl.seq;
+	if (!nl.batch_msgs)
+		nl.batch_seq = f->seq;
 	f->op = (uint8_t)op;
 	f->r = r;
 	f->sent = rattr_ref(sent);
@@ -181,7 +184,7 @@ build(struct route *r, enum op op)
 {
 	struct rtable *t = table_at(r->rt);
 	struct rattr *a = r->want;
-	size_t room = sizeof(nl.batch) - nl.batch_len;
+	size_t room = NL_BATCH_CAP - nl.batch_len;
 	bool nhid = op != OP_DEL && wants_nh_object(a);
 	unsigned objects = nhid && a->nh_state != RATTR_NH_CREATED ? (a->n_nh > 1 ? a->n_nh + 1u : 1u)
 								     : 0;
@@ -219,66 +222,80 @@ build(struct route *r, enum op op)
 /* ---- sending ---- */
 
 
+static void read_acks(int budget);
+
 /*
- * The kernel refused the whole batch (send failed with err): none of its
- * messages was applied, and no ACK will come for them. They are the last
- * batch_msgs entries of the window; each fails with err, as if refused alone,
- * so that its route is parked and retried and its slot is free again.
+ * The kernel refused a whole batch (its send failed with s->err): none of its
+ * messages was applied, and no ACK will come for them. The writer thread
+ * waits meanwhile, so once the ACKs of the batches before it are read, its
+ * messages are the oldest in the window; each fails with the error, as if
+ * refused alone, so that its route is parked and retried and its slot is free.
+ * Only its messages: those of the batches before and after it are untouched.
  */
 static void
-refuse_batch(int err)
+refuse_batch(const struct nl_sent *s)
 {
-	uint32_t n = nl.batch_msgs, first = (nl.ring_head + nl.ring_n - n) % NL_WINDOW_MAX;
+	uint32_t k, n, first;
 
-	log_warn_errno(err, "nl: the kernel refused a %zu-byte batch of %u messages; "
-			    "each fails with this error", nl.batch_len, n);
+	log_warn_errno(s->err, "nl: the kernel refused a %zu-byte batch of %u messages; "
+			       "each fails with this error", s->len, s->msgs);
 	nl.st.batches_refused++;
-	nl.batch_len = 0;
-	nl.batch_msgs = 0;
-	nl.ring_n -= n;
+	read_acks(-1);
+	for (k = 0; k < nl.ring_n; k++)
+		if (nl.ring[(nl.ring_head + k) % NL_WINDOW_MAX].seq == s->first_seq)
+			break;
+	if (k == nl.ring_n)
+		return; /* no longer in flight: written again already (lost ACKs) */
+	n = s->msgs < nl.ring_n - k ? s->msgs : nl.ring_n - k;
+	first = (nl.ring_head + k) % NL_WINDOW_MAX;
 	for (uint32_t i = 0; i < n; i++)
-		complete(nl.ring[(first + i) % NL_WINDOW_MAX], err, "the kernel refused the batch");
+		complete(nl.ring[(first + i) % NL_WINDOW_MAX], s->err, "the kernel refused the batch");
+	/*
+	 * Out of the window with them. Messages before them still waiting for
+	 * their ACKs (the kernel queues those inside each send, so only if the
+	 * receive budget left some) move up; the ones after were never sent.
+	 */
+	for (uint32_t j = k; j-- > 0;)
+		nl.ring[(nl.ring_head + j + n) % NL_WINDOW_MAX] = nl.ring[(nl.ring_head + j) % NL_WINDOW_MAX];
+	nl.ring_head = (nl.ring_head + n) % NL_WINDOW_MAX;
+	nl.ring_n -= n;
 }
 
-/* Send the pending batch. Returns 0 when sent (or nothing to send), -EAGAIN to wait. */
+/* The writer thread sent a batch (nl_writer.c), or the kernel refused it. */
+void
+nl_on_sent(const struct nl_sent *s)
+{
+	uint64_t t0 = health_cb_begin();
+
+	if (s->send_ns / 1000 > nl.st.send_max_us)
+		nl.st.send_max_us = s->send_ns / 1000;
+	nl.st.eagain += s->eagain;
+	if (s->err) {
+		refuse_batch(s);
+		nl_writer_resume();
+	} else {
+		nl.st.batches_sent++;
+	}
+	if (nl.qhead || nl.batch_len || nl.n_nh_dels)
+		nl_kick();
+	health_cb_end(t0, "netlink sent");
+}
+
+/*
+ * Hand the batch being filled to the writer thread. Returns 0 when handed (or
+ * nothing to send), -EAGAIN when every slot is busy: the loop goes on when
+ * the thread has sent one (nl_on_sent).
+ */
 static int
 flush(void)
 {
-	ssize_t n;
-
-	uint64_t t0;
-
 	if (!nl.batch_len)
 		return 0;
-	t0 = uv_hrtime();
-	n = nl_io_send(nl.batch, nl.batch_len);
-	if (n >= 0) {
-		uint64_t dt = uv_hrtime() - t0;
-		if (dt / 1000 > nl.st.send_max_us)
-			nl.st.send_max_us = dt / 1000;
-		if (dt > 2 * NL_SEND_TARGET_NS && nl.batch_limit > NL_BATCH_MIN)
-			nl.batch_limit /= 2;
-		else if (dt < NL_SEND_TARGET_NS / 2 && nl.batch_len >= nl.batch_limit &&
-		    nl.batch_limit < NL_BATCH_BYTES)
-			nl.batch_limit += nl.batch_limit / 4;
-	}
-	if (n < 0) {
-		if (errno == EAGAIN || errno == EWOULDBLOCK || errno == ENOBUFS) {
-			nl.st.eagain++;
-			uv_poll_start(&nl.wr_poll, UV_READABLE | UV_WRITABLE, nl_on_wr);
-			nl.wr_events = UV_READABLE | UV_WRITABLE;
-			return -EAGAIN;
-		}
-		refuse_batch(errno);
-		return 0;
-	}
-	nl.st.batches_sent++;
+	if (nl_writer_hand(nl.batch_len, nl.batch_msgs, nl.batch_seq) < 0)
+		return -EAGAIN;
+	nl.batch = nl_writer_buf();
 	nl.batch_len = 0;
 	nl.batch_msgs = 0;
-	if (nl.wr_events & UV_WRITABLE) {
-		uv_poll_start(&nl.wr_poll, UV_READABLE, nl_on_wr);
-		nl.wr_events = UV_READABLE;
-	}
 	return 0;
 }
 
@@ -307,16 +324,19 @@ nl_on_kick(uv_idle_t *h)
 {
 	uint64_t deadline = uv_hrtime() + NL_RUN_NS;
 	uint64_t t0 = health_cb_begin();
+	bool slots_full = false;
 	(void)h;
 
 	while (uv_hrtime() < deadline) {
 		uint32_t msgs = 0;
 		struct route *r;
 
-		if (flush() < 0)
+		if (flush() < 0) {
+			slots_full = true;
 			break;
+		}
 		while (nl.n_nh_dels && nl.ring_n < NL_WINDOW_MAX &&
-		    sizeof(nl.batch) - nl.batch_len > 256) {
+		    NL_BATCH_CAP - nl.batch_len > 256) {
 			uint32_t id = nl.nh_dels[--nl.n_nh_dels];
 			nl.batch_len += kmsg_put_nh_del(nl.batch + nl.batch_len,
 			    ring_push(OP_NH_DEL, NULL, NULL, id), id);
@@ -374,12 +394,15 @@ nl_on_kick(uv_idle_t *h)
 		}
 		if (!msgs && !nl.batch_len)
 			break;
-		if (flush() < 0)
+		if (flush() < 0) {
+			slots_full = true;
 			break;
+		}
 		if (nl.ring_n >= NL_WINDOW_MAX || !nl.qhead)
 			break;
 	}
-	if ((!nl.qhead || nl.ring_n >= NL_WINDOW_MAX) && !nl.batch_len && !nl.n_nh_dels) {
+	if (slots_full ||
+	    ((!nl.qhead || nl.ring_n >= NL_WINDOW_MAX) && !nl.batch_len && !nl.n_nh_dels)) {
 		uv_idle_stop(&nl.kick);
 		nl.kick_on = false;
 	}
@@ -571,10 +594,41 @@ lose_window(void)
 {
 	log_warn("nl: %u ACKs lost (receive buffer overrun); writing those routes again",
 	    nl.ring_n);
-	/* A batch not sent yet is in the window too: it is built again. */
+	/* Batches not sent yet are in the window too: they are built again. */
+	nl_writer_cancel_queued();
+	nl.batch = nl_writer_buf();
 	nl.batch_len = 0;
 	nl.batch_msgs = 0;
 	lose_oldest(nl.ring_n);
+}
+
+/*
+ * Read ACKs: budget recvmmsg calls of up to NL_MMSG datagrams each (every ACK
+ * is a datagram of its own), or all there are when budget is negative.
+ */
+static void
+read_acks(int budget)
+{
+	for (int i = 0; budget < 0 || i < budget; i++) {
+		int n = nl_io_recvmmsg(nl.mm.hdr, NL_MMSG);
+		if (n < 0) {
+			if (errno == ENOBUFS)
+				lose_window();
+			break;
+		}
+		for (int k = 0; k < n; k++) {
+			const struct nlmsghdr *nlh = (const struct nlmsghdr *)nl.mm.buf[k];
+			int len = (int)nl.mm.hdr[k].msg_len;
+			if (nl.mm.hdr[k].msg_hdr.msg_flags & MSG_TRUNC)
+				log_warn("nl: an ACK was truncated to %d bytes", len);
+			for (; kmsg_ok(nlh, len); nlh = mnl_nlmsg_next(nlh, &len))
+				if (nlh->nlmsg_type == NLMSG_ERROR)
+					handle_ack(nlh);
+			nl.mm.hdr[k].msg_len = 0;
+		}
+		if (n < NL_MMSG)
+			break;
+	}
 }
 
 void
@@ -588,34 +642,11 @@ nl_on_wr(uv_poll_t *h, int status, int events)
 		 * and libuv stops the handle on it. Watch again, and read: recvmmsg
 		 * returns the error and clears it.
 		 */
-		uv_poll_start(&nl.wr_poll, nl.wr_events, nl_on_wr);
+		uv_poll_start(&nl.wr_poll, UV_READABLE, nl_on_wr);
 		events = UV_READABLE;
 	}
-	if (events & UV_READABLE) {
-		/* Each ACK is a datagram of its own: take up to NL_MMSG per system call. */
-		for (int i = 0; i < NL_RECV_BUDGET; i++) {
-			int n = nl_io_recvmmsg(nl.mm.hdr, NL_MMSG);
-			if (n < 0) {
-				if (errno == ENOBUFS)
-					lose_window();
-				break;
-			}
-			for (int k = 0; k < n; k++) {
-				const struct nlmsghdr *nlh = (const struct nlmsghdr *)nl.mm.buf[k];
-				int len = (int)nl.mm.hdr[k].msg_len;
-				if (nl.mm.hdr[k].msg_hdr.msg_flags & MSG_TRUNC)
-					log_warn("nl: an ACK was truncated to %d bytes", len);
-				for (; kmsg_ok(nlh, len); nlh = mnl_nlmsg_next(nlh, &len))
-					if (nlh->nlmsg_type == NLMSG_ERROR)
-						handle_ack(nlh);
-				nl.mm.hdr[k].msg_len = 0;
-			}
-			if (n < NL_MMSG)
-				break;
-		}
-	}
-	if (events & UV_WRITABLE)
-		flush();
+	if (events & UV_READABLE)
+		read_acks(NL_RECV_BUDGET);
 	if (nl.qhead && nl.ring_n < NL_WINDOW_MAX)
 		nl_kick();
 	health_cb_end(t0, "netlink ACKs");

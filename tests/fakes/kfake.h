@@ -46,6 +46,15 @@ void kf_nl_uninstall(void);
 
 extern unsigned kf_nl_sends;     /* batches sent (and accepted) */
 extern int kf_nl_send_errno;     /* non-zero: the next send fails with it (once) */
+/*
+ * kf_nl_hold - hold every send (in the writer thread, where sends run) until
+ * released: a kernel that takes long to apply a batch. kf_nl_held_sends: how
+ * many sends wait now.
+ */
+void kf_nl_hold(bool on);
+/* kf_nl_send_errno_at - the n-th send from now (1: the next) fails with err. */
+void kf_nl_send_errno_at(unsigned n, int err);
+unsigned kf_nl_held_sends(void);
 
 /* Messages sent and not yet answered, in order. */
 unsigned kf_nl_unanswered(void);

@@ -1,5 +1,7 @@
 /* kfake: the fake kernel, under the writer's socket (kfake.h). */
 #include <errno.h>
+#include <pthread.h>
+#include <stdbool.h>
 #include <string.h>
 #include <sys/socket.h>
 
@@ -15,6 +17,41 @@
 
 unsigned kf_nl_sends;
 int kf_nl_send_errno;
+static unsigned errno_at, errno_at_err, tries;
+
+void
+kf_nl_send_errno_at(unsigned n, int err)
+{
+	errno_at = n;
+	errno_at_err = err;
+	tries = 0;
+}
+
+/* Held sends wait (in the writer thread) until released: a kernel slow to apply a batch. */
+static pthread_mutex_t hold_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t hold_cv = PTHREAD_COND_INITIALIZER;
+static bool held;
+static unsigned waiting;
+
+void
+kf_nl_hold(bool on)
+{
+	pthread_mutex_lock(&hold_mu);
+	held = on;
+	pthread_cond_broadcast(&hold_cv);
+	pthread_mutex_unlock(&hold_mu);
+}
+
+unsigned
+kf_nl_held_sends(void)
+{
+	unsigned n;
+
+	pthread_mutex_lock(&hold_mu);
+	n = waiting;
+	pthread_mutex_unlock(&hold_mu);
+	return n;
+}
 
 static struct {
 	uint16_t type;
@@ -35,6 +72,17 @@ nl_send(const void *buf, size_t len)
 	const struct nlmsghdr *nlh = buf;
 	int left = (int)len;
 
+	pthread_mutex_lock(&hold_mu);
+	waiting++;
+	while (held)
+		pthread_cond_wait(&hold_cv, &hold_mu);
+	waiting--;
+	pthread_mutex_unlock(&hold_mu);
+	if (errno_at && ++tries == errno_at) {
+		errno_at = 0;
+		errno = errno_at_err;
+		return -1;
+	}
 	if (kf_nl_send_errno) {
 		errno = kf_nl_send_errno;
 		kf_nl_send_errno = 0;
@@ -77,6 +125,7 @@ kf_nl_install(void)
 	n_msgs = n_acks = at_acks = 0;
 	kf_nl_sends = 0;
 	kf_nl_send_errno = 0;
+	errno_at = 0;
 	nl_set_io(nl_send, nl_recvmmsg);
 }
 

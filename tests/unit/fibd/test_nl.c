@@ -1,6 +1,7 @@
 /*
  * The writer (nl.c) over a fake kernel (tests/fakes/kfake_nl.c): routes go out
- * in one batch and are installed by their ACKs; a batch the kernel refuses as
+ * in one batch and are installed by their ACKs; a send the kernel takes long
+ * over leaves the loop free (it waits in the writer thread); a batch the kernel refuses as
  * a whole fails each of its routes with that error and frees the window (it
  * wedged the writer before); a send that would block waits and goes out later;
  * ACK errors land on the route (unreachable waits, EEXIST asks the exists hook,
@@ -15,6 +16,8 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <pthread.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 #include <linux/rtnetlink.h>
@@ -63,11 +66,22 @@ want_route(unsigned n)
 	return r;
 }
 
+/* Step the loop, letting the writer thread send what it was handed between steps. */
 static void
 run(void)
 {
-	for (int i = 0; i < 10; i++)
+	for (int i = 0; i < 10; i++) {
 		uv_run(&loop, UV_RUN_NOWAIT);
+		nl_sync();
+	}
+}
+
+static uint32_t
+writer_busy(void)
+{
+	struct nl_stats st;
+	nl_get_stats(&st);
+	return st.batches_queued;
 }
 
 static uint32_t
@@ -128,6 +142,132 @@ test_batch_acked(void **state)
 	for (unsigned i = 0; i < 3; i++)
 		assert_ptr_equal(r[i]->have, r[i]->want);
 	assert_int_equal(t->n_installed, 3);
+}
+
+/*
+ * The kernel takes long over a batch: the send waits in the writer thread, the
+ * loop goes on and builds the next batch meanwhile, and both go out in order.
+ */
+static void
+test_loop_free_while_send_blocks(void **state)
+{
+	struct route *a, *b;
+	(void)state;
+
+	kf_nl_hold(true);
+	a = want_route(1);
+	for (int i = 0; i < 10; i++)
+		uv_run(&loop, UV_RUN_NOWAIT); /* returns: the loop does not wait */
+	for (int i = 0; i < 1000 && !kf_nl_held_sends(); i++)
+		usleep(1000);
+	assert_int_equal(kf_nl_held_sends(), 1); /* the first batch's send is under way */
+	b = want_route(2);
+	for (int i = 0; i < 10; i++)
+		uv_run(&loop, UV_RUN_NOWAIT);
+	assert_int_equal(inflight(), 2); /* the second is built and handed over */
+	assert_int_equal(kf_nl_sends, 0);
+	kf_nl_hold(false);
+	run();
+	assert_int_equal(kf_nl_sends, 2);
+	assert_int_equal(kf_nl_seq(0) + 1, kf_nl_seq(1)); /* in order */
+	kf_nl_ack(2, 0);
+	nl_poll();
+	assert_ptr_equal(a->have, a->want);
+	assert_ptr_equal(b->have, b->want);
+	assert_int_equal(inflight(), 0);
+}
+
+/* Hand batches while every send is held; count what is handed over. */
+static void
+build_held(unsigned first, unsigned n)
+{
+	for (unsigned i = 0; i < n; i++) {
+		want_route(first + i);
+		for (int k = 0; k < 5; k++)
+			uv_run(&loop, UV_RUN_NOWAIT);
+	}
+}
+
+/*
+ * The ring of batches is bounded: with the kernel stuck on one send, the loop
+ * hands NL_SLOTS - 1 batches to the writer (one sending, two queued), fills
+ * the last slot, and then waits for a free one; the other routes stay on the
+ * queue, not built.
+ */
+static void
+test_batches_bounded(void **state)
+{
+	(void)state;
+
+	kf_nl_hold(true);
+	build_held(1, 8); /* eight routes, one batch each while there is a slot */
+	assert_int_equal(writer_busy(), 3);
+	assert_int_equal(inflight(), 4); /* three handed over, one filled and waiting */
+	kf_nl_hold(false);
+	run();
+	/* The three, then the filled one, then the other four in one batch. */
+	assert_int_equal(kf_nl_sends, 5);
+	kf_nl_ack(8, 0);
+	nl_poll();
+	assert_int_equal(inflight(), 0);
+	assert_int_equal(n_done, 8);
+}
+
+/* A refused batch between two good ones fails exactly its own routes. */
+static void
+test_refused_batch_among_others(void **state)
+{
+	struct route *r[3];
+	(void)state;
+
+	kf_nl_hold(true);
+	for (unsigned i = 0; i < 3; i++) {
+		r[i] = want_route(i + 1);
+		for (int k = 0; k < 5; k++)
+			uv_run(&loop, UV_RUN_NOWAIT);
+	}
+	/* The first send goes; the second is refused; the third goes after it. */
+	kf_nl_send_errno_at(2, EINVAL);
+	kf_nl_hold(false);
+	run();
+	assert_int_equal(kf_nl_sends, 2);
+	kf_nl_ack(2, 0);
+	nl_poll();
+	assert_ptr_equal(r[0]->have, r[0]->want);
+	assert_null(r[1]->have);
+	assert_true(r[1]->flags & R_FAILED);
+	assert_int_equal(r[1]->err, EINVAL);
+	assert_ptr_equal(r[2]->have, r[2]->want);
+	assert_int_equal(inflight(), 0);
+}
+
+static void *
+release_later(void *arg)
+{
+	(void)arg;
+	usleep(100 * 1000);
+	kf_nl_hold(false);
+	return NULL;
+}
+
+/* Closing with batches handed over: the send under way ends, the rest are dropped, no leak. */
+static void
+test_close_with_batches_in_flight(void **state)
+{
+	pthread_t th;
+	(void)state;
+
+	kf_nl_hold(true);
+	build_held(1, 3);
+	assert_int_equal(writer_busy(), 3);
+	for (int i = 0; i < 1000 && !kf_nl_held_sends(); i++)
+		usleep(1000);
+	assert_int_equal(kf_nl_held_sends(), 1); /* the first send is under way */
+	assert_int_equal(pthread_create(&th, NULL, release_later, NULL), 0);
+	nl_close(); /* waits for the held send only */
+	pthread_join(th, NULL);
+	assert_int_equal(kf_nl_sends, 1);
+	/* teardown closes again: a no-op */
 }
 
 /* The kernel refuses the whole batch: each route fails with that error; nothing stays in flight. */
@@ -248,6 +388,10 @@ main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_batch_acked, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_loop_free_while_send_blocks, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_batches_bounded, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_refused_batch_among_others, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_close_with_batches_in_flight, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_refused_batch_fails_each_route, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_send_waits, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_ack_errors, setup, teardown),
