@@ -5,7 +5,8 @@
 #   nlwriter  the kernel's limit: prebuilt messages, batches, a window of ACKs,
 #             inline nexthops and nexthop objects
 # For fibd also: CPU time, RSS and bytes per route, loop lag and the longest
-# callback (from fibctl status). Figures only; nothing is asserted.
+# callback (from fibctl status), and fibctl status round trips every 50 ms
+# during the load (ctl_probe.py). Figures only; nothing is asserted.
 #
 #   bench/feed.sh [ROUTES]      (default 700000: 80% IPv4, 20% IPv6; as root)
 set -euo pipefail
@@ -46,9 +47,11 @@ for _ in $(seq 100); do ip netns exec "$NS" "$B/fibd/fibctl/fibctl" -s "$sock" s
 dpid=$(pgrep -P "$fpid" -x fibd || echo "$fpid")
 rss0=$(proc_rss "$dpid")
 cpu0=$(proc_cpu "$dpid")
+probe_start # fibctl status every 50 ms during the load
 t0=$(date +%s.%N)
 out=$(ip netns exec "$NS" "$B/fibd/fibctl/fibctl" -s "$sock" feed --wait --table 100 "$W/routes")
 t1=$(date +%s.%N)
+probe_stop
 cpu1=$(proc_cpu "$dpid")
 rss1=$(proc_rss "$dpid")
 status=$(ip netns exec "$NS" "$B/fibd/fibctl/fibctl" -s "$sock" -j status)
@@ -93,4 +96,9 @@ echo "$N routes ($N4 IPv4 mostly /24../22, $N6 IPv6 mostly /48 and /32), one tab
 printf '%-28s %9s %10s %10s  %s\n' "method" "seconds" "routes/s" "in kernel" "notes"
 printf '%s\n' "${rows[@]}"
 echo "fibd: $loop"
+echo "fibd: fibctl status during the load: $(python3 -c '
+import json, sys
+p = json.loads(sys.argv[1])
+print("%d probes, p50 %.2f ms, p99 %.2f ms, max %.2f ms" % (p["probes"], p["p50_ms"], p["p99_ms"], p["max_ms"]))
+' "$probe")"
 echo "fibd: $(sed -n 's/^fibd: info: //p' "$W/fibd.log" | grep -c . ) log lines; $out"

@@ -114,9 +114,9 @@ status_text(struct text *t, const struct snap *sn)
 		    (unsigned long long)rt->n_failed, (unsigned long long)rt->n_waiting);
 	}
 	tprintf(t, "netlink: %s nexthops; queued %llu, in flight %u/%u, parked %llu, batch %u "
-		   "bytes, longest send %llu us\n",
+		   "bytes, %u batches at the writer thread, longest send %llu us\n",
 	    ns.nh_objects ? "object" : "inline", (unsigned long long)ns.queued, ns.inflight,
-	    ns.window, (unsigned long long)ns.parked, ns.batch_limit,
+	    ns.window, (unsigned long long)ns.parked, ns.batch_limit, ns.batches_queued,
 	    (unsigned long long)ns.send_max_us);
 	tprintf(t, "  messages %llu in %llu batches (adds %llu, replaces %llu, deletes %llu), "
 		   "errors %llu, retries %llu, send waits %llu\n",
@@ -368,7 +368,7 @@ status_json(struct text *t, const struct snap *sn)
 	    "\"messages\":%llu,\"batches\":%llu,\"adds\":%llu,\"replaces\":%llu,\"deletes\":%llu,"
 	    "\"errors\":%llu,\"retries\":%llu,\"send_waits\":%llu,\"monitor_events\":%llu,"
 	    "\"monitor_overruns\":%llu,\"routes_lost\":%llu,\"batch_limit\":%u,\"send_max_us\":%llu,"
-	    "\"nexthop_objects\":%s},",
+	    "\"writer_batches\":%u,\"nexthop_objects\":%s},",
 	    (unsigned long long)ns.queued, ns.inflight, ns.window, (unsigned long long)ns.parked,
 	    (unsigned long long)ns.msgs_sent, (unsigned long long)ns.batches_sent,
 	    (unsigned long long)ns.adds, (unsigned long long)ns.replaces,
@@ -376,7 +376,7 @@ status_json(struct text *t, const struct snap *sn)
 	    (unsigned long long)ns.retries, (unsigned long long)ns.eagain,
 	    (unsigned long long)sn->ms.events, (unsigned long long)sn->ms.overruns,
 	    (unsigned long long)ns.routes_lost, ns.batch_limit, (unsigned long long)ns.send_max_us,
-	    ns.nh_objects ? "true" : "false");
+	    ns.batches_queued, ns.nh_objects ? "true" : "false");
 	tprintf(t,
 	    "\"sync\":{\"dumps_started\":%llu,\"dumps_completed\":%llu,\"dumps_interrupted\":%llu,"
 	    "\"dumps_failed\":%llu,\"rescans_triggered\":%llu,\"routes_adopted\":%llu,"
