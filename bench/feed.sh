@@ -8,12 +8,27 @@
 # callback (from fibctl status), and fibctl status round trips every 50 ms
 # during the load (ctl_probe.py). Figures only; nothing is asserted.
 #
-#   bench/feed.sh [ROUTES]      (default 700000: 80% IPv4, 20% IPv6; as root)
+# The route set is shaped like today's DFZ by default (routes.py gen-dfz: its
+# length mix, clustered as allocations are; 564,579 IPv4 + 167,903 IPv6 as in
+# the reference table); --uniform takes the old set (routes.py gen: spread
+# uniformly, 80 % IPv4, default 700000).
+#
+#   bench/feed.sh [--uniform] [ROUTES]      (as root)
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 B=${BUILD_DIR:-$here/../build-bench}
-N=${1:-700000}
-N4=$((N * 8 / 10))
+shape=dfz
+if [ "${1:-}" = --uniform ]; then
+	shape=uniform
+	shift
+fi
+if [ "$shape" = dfz ]; then
+	N=${1:-732482}
+	N4=$((N * 564579 / 732482))
+else
+	N=${1:-700000}
+	N4=$((N * 8 / 10))
+fi
 N6=$((N - N4))
 . "$here/lib.sh"
 
@@ -26,8 +41,10 @@ calc() { awk "BEGIN { printf \"$1\", $2 }"; }
 rows=()
 row() { rows+=("$(printf '%-28s %9s %10s %10s  %s' "$1" "$2" "$3" "$4" "$5")"); }
 
-echo "generating $N routes ($N4 IPv4, $N6 IPv6)..."
-python3 "$here/../netns/routes.py" gen "$N4" "$N6" va 198.51.100.1 2001:db8:ff::1 11 >"$W/routes"
+echo "generating $N routes ($N4 IPv4, $N6 IPv6, $shape)..."
+gen=gen-dfz
+[ "$shape" = uniform ] && gen=gen
+python3 "$here/../netns/routes.py" "$gen" "$N4" "$N6" va 198.51.100.1 2001:db8:ff::1 11 >"$W/routes"
 sed 's/^/route add /; s/$/ table 100 proto 12/' "$W/routes" >"$W/batch-inline"
 {
 	echo "nexthop add id 1 via 198.51.100.1 dev va"
@@ -92,7 +109,12 @@ for kind in inline nhid; do
 done
 
 echo
-echo "$N routes ($N4 IPv4 mostly /24../22, $N6 IPv6 mostly /48 and /32), one table, $(nproc) cores, kernel $(uname -r)"
+if [ "$shape" = dfz ]; then
+	desc="shaped like today's DFZ: length mix, clustered"
+else
+	desc="IPv4 mostly /24../22, IPv6 mostly /48 and /32, spread uniformly"
+fi
+echo "$N routes ($N4 IPv4, $N6 IPv6; $desc), one table, $(nproc) cores, kernel $(uname -r)"
 printf '%-28s %9s %10s %10s  %s\n' "method" "seconds" "routes/s" "in kernel" "notes"
 printf '%s\n' "${rows[@]}"
 echo "fibd: $loop"

@@ -8,8 +8,14 @@
                               ip-route lines -> BIRD static protocols NAME4 (ipv4)
                               and NAME6 (ipv6) holding the same routes
   routes.py gen N4 N6 DEV GW4 GW6 [SEED]
-                              a realistic set: IPv4 mostly /24../22, IPv6 mostly
-                              /48 and /32, distinct prefixes, ip-route syntax
+                              the old set: IPv4 mostly /24../22, IPv6 mostly /48
+                              and /32, spread uniformly; distinct prefixes, ip-route
+                              syntax
+  routes.py gen-dfz N4 N6 DEV GW4 GW6 [SEED]
+                              a table shaped like today's DFZ: today's length mix,
+                              clustered as allocations are (runs of /24s and /22s in
+                              the same /16s; IPv6 /48s and /32s under shared /29s
+                              and /32s)
 
 The canonical form is "type prefix metric M via|dev ..." with IPv6 metric 0
 written as 1024, as the kernel stores it.
@@ -139,6 +145,73 @@ def gen(n4, n6, dev, gw4, gw6, seed=1):
     sys.stdout.write("\n".join(lines) + "\n")
 
 
+# Today's DFZ length mix (percent), about: IPv4 39 % /24, 18 % /23, 18 % /22,
+# 8 % /21, 6 % /20, the rest /8../19 and a few longer; IPv6 25 % /48, 17 % /32,
+# 6 % /29, 6 % /44, the rest spread to /64 and a few longer.
+DFZ4 = {24: 39, 23: 18, 22: 18, 21: 8, 20: 6, 19: 3.3, 18: 2.2, 17: 1.5, 16: 2.3,
+        15: 0.3, 14: 0.3, 13: 0.2, 12: 0.1, 11: 0.05, 10: 0.03, 9: 0.01, 8: 0.01,
+        25: 0.2, 26: 0.2, 27: 0.1, 28: 0.1, 29: 0.1, 30: 0.05, 32: 0.05}
+DFZ6 = {48: 25, 32: 17, 29: 6, 44: 6, 40: 5, 36: 4, 46: 4, 47: 3, 45: 2, 42: 3, 33: 2,
+        34: 2, 35: 1.5, 30: 1.5, 31: 1, 28: 1.5, 38: 2, 39: 1.5, 41: 1, 43: 1, 37: 1,
+        56: 2, 64: 2, 52: 1, 60: 1, 57: 0.5, 63: 0.5, 120: 0.1, 127: 0.1, 128: 0.2}
+
+
+def gen_dfz(n4, n6, dev, gw4, gw6, seed=1):
+    """Clusters as allocations make them: blocks, and runs of prefixes in them."""
+    rnd = random.Random(seed)
+    lines = []
+
+    def clustered(n, bits, block_len, mix, pick_block, pick_short, gw):
+        """Exactly the mix's share of n per length; runs of one length side by side
+        in a busy block; lengths shorter than a block are blocks of their own."""
+        total = sum(mix.values())
+        want = {plen: int(n * w / total) for plen, w in mix.items()}
+        want[max(mix, key=mix.get)] += n - sum(want.values())
+        seen = set()
+        for plen, count in want.items():
+            got = 0
+            while got < count:
+                if plen <= block_len:
+                    net = pick_short(plen) if plen < block_len else pick_block()
+                    net = net >> (bits - plen) << (bits - plen)
+                    run, step, at, end = 1, 0, net, net + 1
+                    if plen == block_len:  # neighbours: the next /16s or /32s of the area
+                        run, step = int(rnd.paretovariate(1.5) * 2), 1 << (bits - plen)
+                        end = net + 8 * step
+                else:
+                    base = pick_block()
+                    step = 1 << (bits - plen)
+                    at = base + rnd.randrange(0, 1 << (bits - block_len)) // step * step
+                    end = base + (1 << (bits - block_len))
+                    run = int(rnd.paretovariate(1.2) * 4)
+                for _ in range(max(1, run)):
+                    if at >= end or got >= count:
+                        break
+                    if (at, plen) not in seen:
+                        seen.add((at, plen))
+                        got += 1
+                    at += step
+        cls = ipaddress.IPv4Network if bits == 32 else ipaddress.IPv6Network
+        for net, plen in seen:
+            lines.append(f"{cls((net, plen))} via {gw} dev {dev}")
+
+    # IPv4: /16 blocks in the /8s of unicast space (not 0, 10, 127, 224 and up).
+    eights = [e for e in range(1, 224) if e not in (10, 127)]
+    busy16 = [(rnd.choice(eights) << 24) | (rnd.randrange(256) << 16) for _ in range(max(64, n4 // 40))]
+    clustered(n4, 32, 16, DFZ4, lambda: rnd.choice(busy16),
+              lambda plen: (rnd.choice(eights) << 24) | rnd.getrandbits(24), gw4)
+    # IPv6: /32s under shared /29s in the /16s the RIRs hand out.
+    tops = [0x2001, 0x2400, 0x2401, 0x2402, 0x2403, 0x2404, 0x2600, 0x2602, 0x2604, 0x2605,
+            0x2606, 0x2607, 0x2620, 0x2800, 0x2801, 0x2803, 0x2a00, 0x2a01, 0x2a02, 0x2a03,
+            0x2a04, 0x2a05, 0x2a06, 0x2a07, 0x2a09, 0x2a0a, 0x2a0b, 0x2a0c, 0x2a0d, 0x2a0e,
+            0x2a0f, 0x2a10, 0x2c0f]
+    busy29 = [(rnd.choice(tops) << 112) | (rnd.randrange(1 << 13) << 99) for _ in range(max(32, n6 // 30))]
+    clustered(n6, 128, 32, DFZ6, lambda: rnd.choice(busy29) | (rnd.randrange(8) << 96),
+              lambda plen: (rnd.choice(tops) << 112) | (rnd.getrandbits(16) << 96), gw6)
+    rnd.shuffle(lines)
+    sys.stdout.write("\n".join(lines) + "\n")
+
+
 def bird_static(name, path):
     """Plain routes only: "PREFIX via GW [dev D]", or a type and a prefix."""
     fams = {4: [], 6: []}
@@ -165,13 +238,13 @@ def main():
         print("\n".join(from_text(sys.argv[2])))
     elif cmd == "bird-static":
         bird_static(sys.argv[2], sys.argv[3])
-    elif cmd == "gen":
+    elif cmd in ("gen", "gen-dfz"):
         n4, n6 = int(sys.argv[2]), int(sys.argv[3])
         seed = int(sys.argv[7]) if len(sys.argv) > 7 else 1
-        gen(n4, n6, sys.argv[4], sys.argv[5], sys.argv[6], seed)
+        (gen if cmd == "gen" else gen_dfz)(n4, n6, sys.argv[4], sys.argv[5], sys.argv[6], seed)
     else:
         sys.exit("usage: routes.py canon-json | canon-text FILE | bird-static NAME FILE |"
-                 " gen N4 N6 DEV GW4 GW6 [SEED]")
+                 " gen|gen-dfz N4 N6 DEV GW4 GW6 [SEED]")
 
 
 if __name__ == "__main__":
