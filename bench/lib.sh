@@ -70,3 +70,15 @@ probe_stop() {
 	wait "$probe_pid" 2>/dev/null || true
 	probe=$(cat "$W/probe")
 }
+
+now() { date +%s.%N; }
+since() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.2f", b - a }'; }
+# wait_log COUNT TEXT: until fibd's log has COUNT lines with TEXT.
+wait_log() {
+	while [ "$(grep -c "$2" "$W/fibd.log" || true)" -lt "$1" ]; do sleep 0.02; done
+}
+loop_stats() {
+	fibctl -j status | python3 -c 'import json, sys
+l = json.load(sys.stdin)["loop"]
+print("lag max %.1f ms, longest callback %.1f ms (%s)" % (l["lag_max_all_ms"], l["callback_max_all_ms"], l["callback_max_all"]))'
+}

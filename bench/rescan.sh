@@ -18,18 +18,6 @@ N4=$((N * 8 / 10))
 N6=$((N - N4))
 . "$here/lib.sh"
 
-now() { date +%s.%N; }
-since() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.2f", b - a }'; }
-# wait_log COUNT TEXT: until fibd's log has COUNT lines with TEXT.
-wait_log() {
-	while [ "$(grep -c "$2" "$W/fibd.log" || true)" -lt "$1" ]; do sleep 0.02; done
-}
-loop_stats() {
-	fibctl -j status | python3 -c 'import json, sys
-l = json.load(sys.stdin)["loop"]
-print("lag max %.1f ms, longest callback %.1f ms (%s)" % (l["lag_max_all_ms"], l["callback_max_all_ms"], l["callback_max_all"]))'
-}
-
 fresh_ns rescan
 echo "state_file = $W/tables" >"$W/fibd.conf"
 python3 "$here/../netns/routes.py" gen "$N4" "$N6" va 198.51.100.1 2001:db8:ff::1 51 >"$W/t100"
