@@ -34,7 +34,6 @@
 
 #define FIBD_BUF_SIZE	65536		/* socket buffers; a message is at most ~8 kB */
 #define FIBD_TX_ROUNDS	16		/* socket buffers filled per tx event, at most */
-#define FIBD_TX_BUDGET_NS 1000000	/* and the time one tx event may take: 1 ms */
 #define FIBD_TX_CHUNK	8192		/* bytes taken off the pending set between looks at the clock */
 #define FIBD_STOP_WAIT	(1 S_)		/* BYE gets this long to drain at shutdown */
 
@@ -115,9 +114,8 @@ fibd_now_ns(void)
 /*
  * Copy whole messages from the head of the queue into the socket's buffer and
  * send them, FIBD_TX_CHUNK bytes at a time, at most FIBD_TX_ROUNDS buffers and
- * FIBD_TX_BUDGET_NS per run: the event runs on BIRD's loop (BIRD 2), where a
- * full feed's pump of 16 whole buffers took up to 39 ms. The tx hook goes on
- * when a partial write drains, the event when the budget ran out.
+ * FIBD_TX_BUDGET_NS (version.h) per run. The tx hook goes on when a partial
+ * write drains, the event when the budget ran out.
  */
 static void
 fibd_pump(struct fibd_proto *p)

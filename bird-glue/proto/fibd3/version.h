@@ -19,5 +19,12 @@
 /* The state a protocol ends in once its flush is done (the core then takes it down) */
 #define FIBD_PS_DONE		PS_FLUSH
 #define FIBD_PS_IS_DOWN(P)	((P)->proto_state == PS_DOWN_XX || (P)->proto_state == PS_FLUSH)
+/*
+ * The tx event runs in the protocol's own loop, not BIRD's main one: a run
+ * fills its FIBD_TX_ROUNDS buffers whatever that takes. With 1 ms a run, as
+ * for BIRD 2, the pending set drained too slowly and a full feed took twice
+ * as long.
+ */
+#define FIBD_TX_BUDGET_NS	(60ULL * 1000000000ULL)
 
 #endif
