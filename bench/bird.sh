@@ -73,7 +73,7 @@ run() {
 
 echo "BIRD $("$BIRD_DIR/bird" --version 2>&1 | awk '{ print $3 }'): $N routes ($N4 IPv4, $N6 IPv6)" \
 	"as static routes, into kernel table 100; steady state $STEADY s; $(nproc) CPUs"
-# BIRD's start-up varies from run to run (BIRD 3: 3.2 to 6.3 s in a day): the
+# BIRD's start-up varies from run to run (BIRD 3: 3.2 to 7.1 s in a day): the
 # median of three.
 for i in 1 2 3; do
 	run "start$i" ""
