@@ -132,7 +132,14 @@ void fibd_key(struct fibd_proto *p, const net_addr *n, u32 metric, struct ps_key
 void fibd_notify(struct fibd_proto *p, const net_addr *n, const rte *new, int had_old);
 void fibd_channel_fed(struct channel *c);
 void fibd_postconfig(struct proto_config *CF);
-void fibd_start_session(struct fibd_proto *p);
+void fibd_init_common(struct fibd_proto *p, struct proto_config *CF);
+int fibd_start(struct proto *P);
+void fibd_cleanup(struct proto *P);
+struct ps_route *fibd_route_begin(struct fibd_proto *p, const net_addr *n, u32 metric, int dest,
+				  const char **why);
+const char *fibd_route_nexthop(struct ps_route *r, const struct nexthop *nh);
+const char *fibd_route_krt(struct ps_route *r, const eattr *prefsrc, const eattr *realm,
+			   const eattr *scope, const eattr *mtu);
 int fibd_shutdown(struct proto *P);
 int fibd_reconfigure(struct proto *P, struct proto_config *CF);
 void fibd_copy_config(struct proto_config *dest, struct proto_config *src);

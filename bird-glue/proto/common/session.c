@@ -196,6 +196,83 @@ fibd_key(struct fibd_proto *p, const net_addr *n, u32 metric, struct ps_key *k)
   }
 }
 
+/*
+ * The route as fibd's ROUTE message, in parts that both BIRDs fill from their
+ * own route attributes (fibd.c's fibd_fill_route): the key and the type, each
+ * next hop, the kernel protocol's attributes. Each part returns NULL, or why
+ * fibd's protocol cannot carry the route.
+ */
+struct ps_route *
+fibd_route_begin(struct fibd_proto *p, const net_addr *n, u32 metric, int dest, const char **why)
+{
+  struct ps_route *r = &p->msg.u.route;
+
+  p->msg.type = PS_ROUTE;
+  memset(r, 0, offsetof(struct ps_route, nh));
+  fibd_key(p, n, metric, &r->key);
+  *why = NULL;
+  switch (dest)
+  {
+  case RTD_UNICAST:	r->type = PS_RT_UNICAST; break;
+  case RTD_BLACKHOLE:	r->type = PS_RT_BLACKHOLE; break;
+  case RTD_UNREACHABLE:	r->type = PS_RT_UNREACHABLE; break;
+  case RTD_PROHIBIT:	r->type = PS_RT_PROHIBIT; break;
+  default:		*why = "not a kernel route type";
+  }
+  return r;
+}
+
+const char *
+fibd_route_nexthop(struct ps_route *r, const struct nexthop *nh)
+{
+  struct ps_nexthop *x;
+
+  if (r->n_nexthops == PS_NEXTHOPS_MAX)
+    return "more than 256 next hops";
+  if (nh->labels)
+    return "MPLS labels are not supported";
+  x = &r->nh[r->n_nexthops++];
+  memset(x, 0, sizeof(*x));
+  if (ipa_nonzero(nh->gw))
+    x->gw_family = fibd_put_addr(nh->gw, x->gw.b);
+  if (nh->iface)
+    bsnprintf(x->ifname, sizeof(x->ifname), "%s", nh->iface->name);
+  x->weight = nh->weight + 1;
+  x->flags = (nh->flags & RNF_ONLINK) ? PS_NH_ONLINK : 0;
+  return NULL;
+}
+
+/* krt_prefsrc, krt_realm, krt_scope and krt_mtu, each NULL when the route has none. */
+const char *
+fibd_route_krt(struct ps_route *r, const eattr *prefsrc, const eattr *realm, const eattr *scope,
+	       const eattr *mtu)
+{
+  if (prefsrc)
+  {
+    ip_addr src = *(const ip_addr *) prefsrc->u.ptr->data;
+    if ((r->key.family == PS_FAM_V4) != ipa_is_ip4(src))
+      return "krt_prefsrc of the other address family";
+    fibd_put_addr(src, r->prefsrc.b);
+    r->has |= PS_RA_PREFSRC;
+  }
+  if (realm)
+  {
+    r->realm = realm->u.data;
+    r->has |= PS_RA_REALM;
+  }
+  if (scope)
+  {
+    r->scope = scope->u.data;
+    r->has |= PS_RA_SCOPE;
+  }
+  if (mtu)
+  {
+    r->mtu = mtu->u.data;
+    r->has |= PS_RA_MTU;
+  }
+  return NULL;
+}
+
 static void
 fibd_encode_withdraw(struct fibd_proto *p, const net_addr *n, u32 metric)
 {
@@ -626,14 +703,30 @@ fibd_postconfig(struct proto_config *CF)
 
 /* Runs in the main thread (the config's symbols): the kernel attribute classes, once. */
 /*
- * Everything of a new run (start): the pending set, the timers and the
- * event, the metrics; then the first connect. Graceful restart is the
- * caller's.
+ * What init sets up in both BIRDs; the caller adds its own hooks. The CLI may
+ * ask for the config before the first start.
  */
 void
-fibd_start_session(struct fibd_proto *p)
+fibd_init_common(struct fibd_proto *p, struct proto_config *CF)
 {
   struct proto *P = &p->p;
+
+  p->cf = (void *) CF;
+  proto_configure_channel(P, &p->ip4, proto_cf_find_channel(CF, NET_IP4));
+  proto_configure_channel(P, &p->ip6, proto_cf_find_channel(CF, NET_IP6));
+  P->main_channel = p->ip4 ?: p->ip6;
+  ps_buf_init(&p->enc);
+}
+
+/*
+ * A new run: the pending set, the timers and the event, the metrics; then the
+ * first connect. After a graceful restart, export waits until the other
+ * protocols converged.
+ */
+int
+fibd_start(struct proto *P)
+{
+  struct fibd_proto *p = (void *) P;
 
   p->cf = (void *) P->cf;
   fibd_pending_init(&p->q, P->pool);
@@ -651,7 +744,21 @@ fibd_start_session(struct fibd_proto *p)
 	   OFFSETOF(struct fibd_metric, n), 0, NULL);
   fib_init(&p->metrics6, P->pool, NET_IP6, sizeof(struct fibd_metric),
 	   OFFSETOF(struct fibd_metric, n), 0, NULL);
+  if (P->gr_recovery && p->cf->graceful_restart)
+  {
+    if (p->ip4) p->ip4->gr_wait = 1;
+    if (p->ip6) p->ip6->gr_wait = 1;
+  }
   FIBD_TM_START(p, p->retry_timer, 0);
+  return PS_START;
+}
+
+void
+fibd_cleanup(struct proto *P)
+{
+  struct fibd_proto *p = (void *) P;
+
+  ps_buf_release(&p->enc);
 }
 
 int

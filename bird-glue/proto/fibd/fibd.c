@@ -74,65 +74,18 @@
 const char *
 fibd_fill_route(struct fibd_proto *p, const net_addr *n, const rte *e, u32 metric)
 {
-  struct ps_route *r = &p->msg.u.route;
   const rta *a = e->attrs;
-  eattr *ea;
+  const char *why;
+  struct ps_route *r = fibd_route_begin(p, n, metric, a->dest, &why);
 
-  p->msg.type = PS_ROUTE;
-  memset(r, 0, offsetof(struct ps_route, nh));
-  fibd_key(p, n, metric, &r->key);
-
-  switch (a->dest)
-  {
-  case RTD_UNICAST:
-    r->type = PS_RT_UNICAST;
+  if (why)
+    return why;
+  if (a->dest == RTD_UNICAST)
     for (const struct nexthop *nh = &a->nh; nh; nh = nh->next)
-    {
-      struct ps_nexthop *x;
-      if (r->n_nexthops == PS_NEXTHOPS_MAX)
-	return "more than 256 next hops";
-      if (nh->labels)
-	return "MPLS labels are not supported";
-      x = &r->nh[r->n_nexthops++];
-      memset(x, 0, sizeof(*x));
-      if (ipa_nonzero(nh->gw))
-	x->gw_family = fibd_put_addr(nh->gw, x->gw.b);
-      if (nh->iface)
-	bsnprintf(x->ifname, sizeof(x->ifname), "%s", nh->iface->name);
-      x->weight = nh->weight + 1;
-      x->flags = (nh->flags & RNF_ONLINK) ? PS_NH_ONLINK : 0;
-    }
-    break;
-  case RTD_BLACKHOLE:	r->type = PS_RT_BLACKHOLE; break;
-  case RTD_UNREACHABLE:	r->type = PS_RT_UNREACHABLE; break;
-  case RTD_PROHIBIT:	r->type = PS_RT_PROHIBIT; break;
-  default:		return "not a kernel route type";
-  }
-
-  if (ea = ea_find(a->eattrs, EA_KRT_PREFSRC))
-  {
-    ip_addr src = *(ip_addr *) ea->u.ptr->data;
-    if ((r->key.family == PS_FAM_V4) != ipa_is_ip4(src))
-      return "krt_prefsrc of the other address family";
-    fibd_put_addr(src, r->prefsrc.b);
-    r->has |= PS_RA_PREFSRC;
-  }
-  if (ea = ea_find(a->eattrs, EA_KRT_REALM))
-  {
-    r->realm = ea->u.data;
-    r->has |= PS_RA_REALM;
-  }
-  if (ea = ea_find(a->eattrs, EA_KRT_SCOPE))
-  {
-    r->scope = ea->u.data;
-    r->has |= PS_RA_SCOPE;
-  }
-  if (ea = ea_find(a->eattrs, EA_KRT_MTU))
-  {
-    r->mtu = ea->u.data;
-    r->has |= PS_RA_MTU;
-  }
-  return NULL;
+      if (why = fibd_route_nexthop(r, nh))
+	return why;
+  return fibd_route_krt(r, ea_find(a->eattrs, EA_KRT_PREFSRC), ea_find(a->eattrs, EA_KRT_REALM),
+			ea_find(a->eattrs, EA_KRT_SCOPE), ea_find(a->eattrs, EA_KRT_MTU));
 }
 
 /* The route's krt_metric, which an export filter may set (0 if none). */
@@ -306,39 +259,12 @@ fibd_init(struct proto_config *CF)
   struct proto *P = proto_new(CF);
   struct fibd_proto *p = (void *) P;
 
-  p->cf = (void *) CF;			/* the CLI may ask before the first start */
-  proto_configure_channel(P, &p->ip4, proto_cf_find_channel(CF, NET_IP4));
-  proto_configure_channel(P, &p->ip6, proto_cf_find_channel(CF, NET_IP6));
-  P->main_channel = p->ip4 ?: p->ip6;
+  fibd_init_common(p, CF);
   P->preexport = fibd_preexport;
   P->rt_notify = fibd_rt_notify;
   P->feed_end = fibd_channel_fed;
   P->rte_better = fibd_rte_better;
-  ps_buf_init(&p->enc);
   return P;
-}
-
-static int
-fibd_start(struct proto *P)
-{
-  struct fibd_proto *p = (void *) P;
-
-  fibd_start_session(p);
-  /* After a graceful restart, export waits until the other protocols converged. */
-  if (P->gr_recovery && p->cf->graceful_restart)
-  {
-    if (p->ip4) p->ip4->gr_wait = 1;
-    if (p->ip6) p->ip6->gr_wait = 1;
-  }
-  return PS_START;
-}
-
-static void
-fibd_cleanup(struct proto *P)
-{
-  struct fibd_proto *p = (void *) P;
-
-  ps_buf_release(&p->enc);
 }
 
 struct protocol proto_fibd = {

@@ -60,6 +60,13 @@
 /* The kernel protocol's attribute classes (netlink.c keeps them static): found by name. */
 static struct ea_class *fibd_ea_prefsrc, *fibd_ea_realm, *fibd_ea_scope, *fibd_ea_mtu;
 
+/* One of the kernel protocol's attributes, NULL if the class or the attribute is absent. */
+static inline eattr *
+fibd_krt_attr(const rte *e, struct ea_class *cls)
+{
+  return cls ? ea_find(e->attrs, cls) : NULL;
+}
+
 /*
  * The route as fibd's ROUTE message (into p->msg), with the kernel
  * protocol's attributes: krt_prefsrc, krt_realm, krt_scope and krt_mtu.
@@ -68,66 +75,18 @@ static struct ea_class *fibd_ea_prefsrc, *fibd_ea_realm, *fibd_ea_scope, *fibd_e
 const char *
 fibd_fill_route(struct fibd_proto *p, const net_addr *n, const rte *e, u32 metric)
 {
-  struct ps_route *r = &p->msg.u.route;
   eattr *nhea = ea_find(e->attrs, &ea_gen_nexthop);
-  struct nexthop_adata *nhad = nhea ? (struct nexthop_adata *) nhea->u.ptr : NULL;
-  eattr *ea;
+  const char *why;
+  struct ps_route *r = fibd_route_begin(p, n, metric, nhea_dest(nhea), &why);
 
-  p->msg.type = PS_ROUTE;
-  memset(r, 0, offsetof(struct ps_route, nh));
-  fibd_key(p, n, metric, &r->key);
-
-  switch (nhea_dest(nhea))
-  {
-  case RTD_UNICAST:
-    r->type = PS_RT_UNICAST;
-    NEXTHOP_WALK(nh, nhad)
-    {
-      struct ps_nexthop *x;
-      if (r->n_nexthops == PS_NEXTHOPS_MAX)
-	return "more than 256 next hops";
-      if (nh->labels)
-	return "MPLS labels are not supported";
-      x = &r->nh[r->n_nexthops++];
-      memset(x, 0, sizeof(*x));
-      if (ipa_nonzero(nh->gw))
-	x->gw_family = fibd_put_addr(nh->gw, x->gw.b);
-      if (nh->iface)
-	bsnprintf(x->ifname, sizeof(x->ifname), "%s", nh->iface->name);
-      x->weight = nh->weight + 1;
-      x->flags = (nh->flags & RNF_ONLINK) ? PS_NH_ONLINK : 0;
-    }
-    break;
-  case RTD_BLACKHOLE:	r->type = PS_RT_BLACKHOLE; break;
-  case RTD_UNREACHABLE:	r->type = PS_RT_UNREACHABLE; break;
-  case RTD_PROHIBIT:	r->type = PS_RT_PROHIBIT; break;
-  default:		return "not a kernel route type";
-  }
-
-  if (fibd_ea_prefsrc && (ea = ea_find(e->attrs, fibd_ea_prefsrc)))
-  {
-    ip_addr src = *(ip_addr *) ea->u.ptr->data;
-    if ((r->key.family == PS_FAM_V4) != ipa_is_ip4(src))
-      return "krt_prefsrc of the other address family";
-    fibd_put_addr(src, r->prefsrc.b);
-    r->has |= PS_RA_PREFSRC;
-  }
-  if (fibd_ea_realm && (ea = ea_find(e->attrs, fibd_ea_realm)))
-  {
-    r->realm = ea->u.data;
-    r->has |= PS_RA_REALM;
-  }
-  if (fibd_ea_scope && (ea = ea_find(e->attrs, fibd_ea_scope)))
-  {
-    r->scope = ea->u.data;
-    r->has |= PS_RA_SCOPE;
-  }
-  if (fibd_ea_mtu && (ea = ea_find(e->attrs, fibd_ea_mtu)))
-  {
-    r->mtu = ea->u.data;
-    r->has |= PS_RA_MTU;
-  }
-  return NULL;
+  if (why)
+    return why;
+  if (r->type == PS_RT_UNICAST)
+    NEXTHOP_WALK(nh, (struct nexthop_adata *) nhea->u.ptr)
+      if (why = fibd_route_nexthop(r, nh))
+	return why;
+  return fibd_route_krt(r, fibd_krt_attr(e, fibd_ea_prefsrc), fibd_krt_attr(e, fibd_ea_realm),
+			fibd_krt_attr(e, fibd_ea_scope), fibd_krt_attr(e, fibd_ea_mtu));
 }
 
 /* The route's krt_metric, which an export filter may set (0 if none). */
@@ -335,39 +294,12 @@ fibd_init(struct proto_config *CF)
   struct fibd_proto *p = (void *) P;
 
   fibd_find_classes();
-  p->cf = (void *) CF;			/* the CLI may ask before the first start */
-  proto_configure_channel(P, &p->ip4, proto_cf_find_channel(CF, NET_IP4));
-  proto_configure_channel(P, &p->ip6, proto_cf_find_channel(CF, NET_IP6));
-  P->main_channel = p->ip4 ?: p->ip6;
+  fibd_init_common(p, CF);
   P->preexport = fibd_preexport;
   P->rt_notify = fibd_rt_notify;
   P->export_fed = fibd_channel_fed;
   P->sources.class = &fibd_rte_owner_class;
-  ps_buf_init(&p->enc);
   return P;
-}
-
-static int
-fibd_start(struct proto *P)
-{
-  struct fibd_proto *p = (void *) P;
-
-  fibd_start_session(p);
-  /* After a graceful restart, export waits until the other protocols converged. */
-  if (P->gr_recovery && p->cf->graceful_restart)
-  {
-    if (p->ip4) p->ip4->gr_wait = 1;
-    if (p->ip6) p->ip6->gr_wait = 1;
-  }
-  return PS_START;
-}
-
-static void
-fibd_cleanup(struct proto *P)
-{
-  struct fibd_proto *p = (void *) P;
-
-  ps_buf_release(&p->enc);
 }
 
 struct protocol proto_fibd = {
