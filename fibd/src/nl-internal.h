@@ -57,7 +57,6 @@ struct nl_state {
 	size_t batch_len;
 	uint32_t batch_msgs;  /* messages in it, the last ones in the ring */
 	uint32_t batch_seq;   /* the sequence number of its first message */
-	size_t batch_limit;   /* bytes per batch */
 	struct route **parked;
 	size_t n_parked, cap_parked;
 	size_t failed_parked; /* parked as FAILED when the vector was last walked, or since */
@@ -111,7 +110,7 @@ void nl_writer_stop(void);
 char *nl_writer_buf(void);
 int nl_writer_hand(size_t len, uint32_t msgs, uint32_t first_seq);
 void nl_writer_resume(void);
-uint32_t nl_writer_cancel_queued(void);
+void nl_writer_cancel_queued(void);
 unsigned nl_writer_busy(void);
 
 /* nl_send.c */

@@ -553,7 +553,6 @@ nl_init(uv_loop_t *loop, uint8_t protocol, const struct nl_hooks *hooks)
 	nl.protocol = protocol;
 	nl.hooks = *hooks;
 	nl.retry_ms = NL_RETRY_MIN_MS;
-	nl.batch_limit = NL_BATCH_BYTES;
 	nl.next_nh_id = NL_NH_ID_BASE;
 	rattr_set_free_hook(nl_on_rattr_free);
 	nl.seq = (uint32_t)time(NULL);
@@ -628,7 +627,7 @@ nl_get_stats(struct nl_stats *ret)
 	ret->window = NL_WINDOW_MAX;
 	ret->queued = nl.queued;
 	ret->parked = nl.n_parked;
-	ret->batch_limit = (uint32_t)nl.batch_limit;
+	ret->batch_limit = NL_BATCH_BYTES;
 	ret->batches_queued = nl.open ? nl_writer_busy() : 0;
 	ret->nh_objects = nl.use_nhid;
 }

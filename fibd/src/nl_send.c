@@ -389,7 +389,7 @@ nl_on_kick(uv_idle_t *h)
 				nl.st.replaces++;
 			else
 				nl.st.adds++;
-			if (nl.batch_len >= nl.batch_limit)
+			if (nl.batch_len >= NL_BATCH_BYTES)
 				break;
 		}
 		if (!msgs && !nl.batch_len)

@@ -20,7 +20,6 @@
 #include <poll.h>
 #include <pthread.h>
 #include <string.h>
-#include <time.h>
 
 #include "log.h"
 #include "nl-internal.h"
@@ -45,15 +44,6 @@ static struct {
 	unsigned head, fill, busy;
 	struct slot slots[NL_SLOTS];
 } w;
-
-static uint64_t
-now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 /* A send under way, or one the thread may start. Under w.mu. */
 static bool
@@ -82,7 +72,7 @@ next_queued(void)
 static void
 send_slot(struct slot *s)
 {
-	uint64_t t0 = now_ns();
+	uint64_t t0 = uv_hrtime(); /* a plain monotonic clock read: fine off the loop */
 
 	s->out.err = 0;
 	s->out.eagain = 0;
@@ -99,7 +89,7 @@ send_slot(struct slot *s)
 		if (poll(&p, 1, 100) < 0)
 			poll(NULL, 0, 1);
 	}
-	s->out.send_ns = now_ns() - t0;
+	s->out.send_ns = uv_hrtime() - t0;
 }
 
 static void *
@@ -240,27 +230,20 @@ nl_writer_resume(void)
 	pthread_mutex_unlock(&w.mu);
 }
 
-/*
- * Drop the batches not sent yet (their messages are about to be written
- * again); returns how many messages they held. The one under way goes out.
- */
-uint32_t
+/* Drop the batches not sent yet (their messages are written again); the one under way goes out. */
+void
 nl_writer_cancel_queued(void)
 {
-	uint32_t msgs = 0;
-
 	pthread_mutex_lock(&w.mu);
 	while (w.busy) {
 		unsigned last = (w.head + w.busy - 1) % NL_SLOTS;
 		if (w.slots[last].state != SLOT_QUEUED)
 			break;
-		msgs += w.slots[last].out.msgs;
 		w.slots[last].state = SLOT_FREE;
 		w.busy--;
 		w.fill = last;
 	}
 	pthread_mutex_unlock(&w.mu);
-	return msgs;
 }
 
 /* Batches handed to the thread and not yet taken back by the loop. */
