@@ -186,20 +186,28 @@ remember_name(const char *name)
 	snprintf(names[n_names++ % 32], sizeof(names[0]), "%s", name);
 }
 
+/* A HELLO of version 1 for table 100, to add to. */
+static void
+hello_msg(struct ps_msg *m, const char *name, int role)
+{
+	memset(m, 0, sizeof(*m));
+	m->type = PS_HELLO;
+	m->u.hello.n_versions = 1;
+	m->u.hello.versions[0] = 1;
+	m->u.hello.role = (uint8_t)role;
+	snprintf(m->u.hello.name, sizeof(m->u.hello.name), "%s", name);
+	m->u.hello.has = PS_HELLO_TABLE;
+	m->u.hello.table = 100;
+}
+
 /* HELLO for table 100; stale is the stale time, or -1 for persist. */
 static void
 hello_with(struct client *c, const char *name, int role, int stale)
 {
 	struct ps_msg m;
 
-	memset(&m, 0, sizeof(m));
-	m.type = PS_HELLO;
-	m.u.hello.n_versions = 1;
-	m.u.hello.versions[0] = 1;
-	m.u.hello.role = (uint8_t)role;
-	snprintf(m.u.hello.name, sizeof(m.u.hello.name), "%s", name);
-	m.u.hello.has = PS_HELLO_TABLE | PS_HELLO_STALE;
-	m.u.hello.table = 100;
+	hello_msg(&m, name, role);
+	m.u.hello.has |= PS_HELLO_STALE;
 	if (stale < 0) {
 		m.u.hello.has |= PS_HELLO_PERSIST;
 		m.u.hello.persist = 1;
@@ -350,6 +358,20 @@ test_version_refused(void **state)
 	client_close(&c);
 }
 
+static void
+send_withdraw(struct client *c, uint8_t third_octet)
+{
+	struct ps_msg m;
+
+	memset(&m, 0, sizeof(m));
+	m.type = PS_WITHDRAW;
+	m.u.withdraw.family = PS_FAM_V4;
+	m.u.withdraw.plen = 24;
+	m.u.withdraw.prefix.b[0] = 192;
+	m.u.withdraw.prefix.b[2] = third_octet;
+	client_send(c, &m);
+}
+
 /* Ten changes to one prefix before the writer runs cost one write, of the last state. */
 static void
 test_changes_coalesce(void **state)
@@ -382,16 +404,7 @@ test_changes_coalesce(void **state)
 	/* Route then withdraw before the write: nothing reaches the kernel. */
 	writes = fake_nl_writes;
 	send_route(&c, 2, 1);
-	{
-		struct ps_msg m;
-		memset(&m, 0, sizeof(m));
-		m.type = PS_WITHDRAW;
-		m.u.withdraw.family = PS_FAM_V4;
-		m.u.withdraw.plen = 24;
-		m.u.withdraw.prefix.b[0] = 192;
-		m.u.withdraw.prefix.b[2] = 2;
-		client_send(&c, &m);
-	}
+	send_withdraw(&c, 2);
 	complete(0);
 	assert_int_equal(fake_nl_writes, writes);
 	assert_null(kernel_key(2)); /* forgotten */
@@ -411,14 +424,8 @@ test_failures_only(void **state)
 	(void)state;
 
 	client_open(&c);
-	memset(&h, 0, sizeof(h));
-	h.type = PS_HELLO;
-	h.u.hello.n_versions = 1;
-	h.u.hello.versions[0] = 1;
-	h.u.hello.role = PS_ROLE_FEED;
-	snprintf(h.u.hello.name, sizeof(h.u.hello.name), "failures");
-	h.u.hello.has = PS_HELLO_TABLE | PS_HELLO_RESULTS;
-	h.u.hello.table = 100;
+	hello_msg(&h, "failures", PS_ROLE_FEED);
+	h.u.hello.has |= PS_HELLO_RESULTS;
 	h.u.hello.results = PS_RESULTS_FAILURES;
 	client_send(&c, &h);
 	expect(&c, PS_WELCOME);
@@ -436,13 +443,7 @@ test_failures_only(void **state)
 	assert_null(client_next(&c)); /* one message for the three */
 
 	/* A withdraw is counted; a failure is a result, with the counts. */
-	memset(&h, 0, sizeof(h));
-	h.type = PS_WITHDRAW;
-	h.u.withdraw.family = PS_FAM_V4;
-	h.u.withdraw.plen = 24;
-	h.u.withdraw.prefix.b[0] = 192;
-	h.u.withdraw.prefix.b[2] = 31;
-	client_send(&c, &h);
+	send_withdraw(&c, 31);
 	assert_int_equal(complete(0), 1);
 	m = expect(&c, PS_ROUTE_STATUS);
 	assert_int_equal(m->u.status.n, 0);
