@@ -82,3 +82,17 @@ loop_stats() {
 l = json.load(sys.stdin)["loop"]
 print("lag max %.1f ms, longest callback %.1f ms (%s)" % (l["lag_max_all_ms"], l["callback_max_all_ms"], l["callback_max_all"]))'
 }
+# cpu_since PID CPU0: fibd's CPU seconds since proc_cpu gave CPU0.
+cpu_since() { awk -v a="$2" -v b="$(proc_cpu "$1")" 'BEGIN { printf "%.2f", b - a }'; }
+# resync_timed COUNT: fibctl resync, until fibd's log has COUNT "rescan done"
+# lines (one per table and family), with the status probe running; the
+# seconds it took in $took, the probe's figures in $probe.
+resync_timed() {
+	local t0
+	probe_start
+	t0=$(now)
+	fibctl resync >/dev/null
+	wait_log "$1" "rescan done"
+	took=$(since "$t0")
+	probe_stop
+}

@@ -43,13 +43,8 @@ echo "  fibd: $(loop_stats)"
 fibctl feed --wait --name a --table 100 "$W/t100" >/dev/null
 fibctl feed --wait --name b --table 101 "$W/t101" >/dev/null
 cpu0=$(proc_cpu "$fibd_pid")
-probe_start
-t0=$(now)
-fibctl resync >/dev/null
-wait_log 4 "rescan done"
-took=$(since "$t0")
-probe_stop
-echo "rescan: ${took} s for both tables; fibd CPU $(awk -v a="$cpu0" -v b="$(proc_cpu "$fibd_pid")" 'BEGIN { printf "%.2f", b - a }') s"
+resync_timed 4
+echo "rescan: ${took} s for both tables; fibd CPU $(cpu_since "$fibd_pid" "$cpu0") s"
 echo "  status round trips: $probe"
 echo "  fibd (all-time maxima, startup scan included): $(loop_stats)"
 fibctl status | grep -E "^(sync|netlink|  messages|  monitor)" | sed "s/^/  /"

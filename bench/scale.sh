@@ -68,7 +68,7 @@ feed_all
 took=$(since "$t0")
 probe_stop
 rss1=$(proc_rss "$dpid")
-echo "load: four clients at once: ${took} s; fibd CPU $(awk -v a="$cpu0" -v b="$(proc_cpu "$dpid")" 'BEGIN { printf "%.2f", b - a }') s;" \
+echo "load: four clients at once: ${took} s; fibd CPU $(cpu_since "$dpid" "$cpu0") s;" \
 	"RSS $((rss0 / 1024)) -> $((rss1 / 1024)) MiB, $(( (rss1 - rss0) * 1024 / (4 * N) )) bytes per route"
 echo "  status round trips: $probe"
 echo "  fibd: $(loop_stats)"
@@ -78,13 +78,8 @@ fibctl status | grep -E "^(slab|route attributes)" | sed 's/^/    /'
 
 cpu0=$(proc_cpu "$dpid")
 : >"$W/fibd.log"
-probe_start
-t0=$(now)
-fibctl resync >/dev/null
-wait_log 8 "rescan done"
-took=$(since "$t0")
-probe_stop
-echo "resync of the four tables: ${took} s; fibd CPU $(awk -v a="$cpu0" -v b="$(proc_cpu "$dpid")" 'BEGIN { printf "%.2f", b - a }') s"
+resync_timed 8
+echo "resync of the four tables: ${took} s; fibd CPU $(cpu_since "$dpid" "$cpu0") s"
 echo "  status round trips: $probe"
 echo "  fibd (all-time maxima, the load included): $(loop_stats)"
 
