@@ -16,7 +16,7 @@ cd "$(dirname "$0")/.."
 
 scripts/setup.sh
 
-setup_build() { # dir, meson options...
+configure_build() { # dir, meson options...
 	local dir=$1
 	shift
 	if [ -f "$dir/build.ninja" ]; then
@@ -24,7 +24,11 @@ setup_build() { # dir, meson options...
 	else
 		meson setup "$dir" "$@" >/dev/null
 	fi
-	ninja -C "$dir"
+}
+
+setup_build() { # dir, meson options...
+	configure_build "$@"
+	ninja -C "$1"
 }
 
 summary=()
@@ -121,11 +125,7 @@ for v in 2.19.2 3.3.2; do
 done
 
 echo "== the writer thread's unit tests under ThreadSanitizer"
-if [ -f build-tsan/build.ninja ]; then
-	meson setup --reconfigure build-tsan -Dtests=enabled -Db_sanitize=thread -Db_lundef=false >/dev/null
-else
-	meson setup build-tsan -Dtests=enabled -Db_sanitize=thread -Db_lundef=false >/dev/null
-fi
+configure_build build-tsan -Dtests=enabled -Db_sanitize=thread -Db_lundef=false
 rc=0
 ninja -C build-tsan tests/test_fibd_nl >/dev/null &&
 	TSAN_OPTIONS=halt_on_error=1 meson test -C build-tsan --no-rebuild --print-errorlogs fibd/nl || rc=$?
