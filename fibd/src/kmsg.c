@@ -133,24 +133,34 @@ nh_from_object(const struct kmsg_env *env, const struct kmsg_nhobj *o, uint16_t 
 	return true;
 }
 
+/* A nexthop's gateway: RTA_GATEWAY, or RTA_VIA (IPv6, for an IPv4 route). False if malformed. */
+static bool
+gateway_of(const struct nlattr *gw, const struct nlattr *via, union ps_addr *addr, uint8_t *fam)
+{
+	*fam = 0;
+	if (gw) {
+		uint16_t len = mnl_attr_get_payload_len(gw);
+		if (len != 4 && len != 16)
+			return false;
+		memcpy(addr->b, mnl_attr_get_payload(gw), len);
+		*fam = len == 4 ? PS_FAM_V4 : PS_FAM_V6;
+	} else if (via) {
+		const struct rtvia *v = mnl_attr_get_payload(via);
+		if (mnl_attr_get_payload_len(via) != sizeof(*v) + 16 || v->rtvia_family != AF_INET6)
+			return false;
+		memcpy(addr->b, v->rtvia_addr, 16);
+		*fam = PS_FAM_V6;
+	}
+	return true;
+}
+
 static bool
 nh_from_attrs(const struct kmsg_env *env, const struct nlattr *gw, const struct nlattr *via,
     int ifindex, uint8_t flags, uint16_t weight, struct ps_nexthop *nh)
 {
 	memset(nh, 0, sizeof(*nh));
-	if (gw) {
-		uint16_t len = mnl_attr_get_payload_len(gw);
-		if (len != 4 && len != 16)
-			return false;
-		memcpy(nh->gw.b, mnl_attr_get_payload(gw), len);
-		nh->gw_family = len == 4 ? PS_FAM_V4 : PS_FAM_V6;
-	} else if (via) {
-		const struct rtvia *v = mnl_attr_get_payload(via);
-		if (mnl_attr_get_payload_len(via) != sizeof(*v) + 16 || v->rtvia_family != AF_INET6)
-			return false;
-		memcpy(nh->gw.b, v->rtvia_addr, 16);
-		nh->gw_family = PS_FAM_V6;
-	}
+	if (!gateway_of(gw, via, &nh->gw, &nh->gw_family))
+		return false;
 	if (ifindex && !env->ifname(ifindex, nh->ifname))
 		return false;
 	nh->flags = flags & RTNH_F_ONLINK ? PS_NH_ONLINK : 0;
@@ -178,14 +188,18 @@ nhs_from_object(const struct kmsg_env *env, uint32_t id, struct ps_route *rt)
 	return true;
 }
 
+/*
+ * Walk RTA_MULTIPATH: cb(nexthop, its attributes by type, ctx) for each, while
+ * it returns true. False if a nexthop is malformed or cb refused one.
+ */
 static bool
-nhs_from_multipath(const struct kmsg_env *env, const struct nlattr *mp, struct ps_route *rt)
+multipath_walk(const struct nlattr *mp,
+    bool (*cb)(const struct rtnexthop *nh, const struct nlattr *const *sub, void *ctx), void *ctx)
 {
 	const struct rtnexthop *nh = mnl_attr_get_payload(mp);
 	int left = mnl_attr_get_payload_len(mp);
 
-	while (left >= (int)sizeof(*nh) && nh->rtnh_len >= sizeof(*nh) && nh->rtnh_len <= left &&
-	    rt->n_nexthops < PS_NEXTHOPS_MAX) {
+	while (left >= (int)sizeof(*nh) && nh->rtnh_len >= sizeof(*nh) && nh->rtnh_len <= left) {
 		const struct nlattr *sub[RTA_MAX + 1] = { 0 };
 		const struct nlattr *at = (const struct nlattr *)RTNH_DATA(nh);
 		int sl = nh->rtnh_len - (int)RTNH_LENGTH(0);
@@ -195,14 +209,39 @@ nhs_from_multipath(const struct kmsg_env *env, const struct nlattr *mp, struct p
 			sl -= (int)MNL_ALIGN(at->nla_len);
 			at = mnl_attr_next(at);
 		}
-		if (!nh_from_attrs(env, sub[RTA_GATEWAY], sub[RTA_VIA], nh->rtnh_ifindex, nh->rtnh_flags,
-			(uint16_t)(nh->rtnh_hops + 1), &rt->nh[rt->n_nexthops]))
+		if (!cb(nh, sub, ctx))
 			return false;
-		rt->n_nexthops++;
 		left -= RTNH_ALIGN(nh->rtnh_len);
 		nh = RTNH_NEXT(nh);
 	}
-	return rt->n_nexthops > 0;
+	return true;
+}
+
+struct mp_read {
+	const struct kmsg_env *env;
+	struct ps_route *rt;
+};
+
+static bool
+mp_read_one(const struct rtnexthop *nh, const struct nlattr *const *sub, void *ctx)
+{
+	struct mp_read *m = ctx;
+
+	if (m->rt->n_nexthops >= PS_NEXTHOPS_MAX)
+		return true; /* the rest is not read; fibd writes no more */
+	if (!nh_from_attrs(m->env, sub[RTA_GATEWAY], sub[RTA_VIA], nh->rtnh_ifindex, nh->rtnh_flags,
+		(uint16_t)(nh->rtnh_hops + 1), &m->rt->nh[m->rt->n_nexthops]))
+		return false;
+	m->rt->n_nexthops++;
+	return true;
+}
+
+static bool
+nhs_from_multipath(const struct kmsg_env *env, const struct nlattr *mp, struct ps_route *rt)
+{
+	struct mp_read m = { env, rt };
+
+	return multipath_walk(mp, mp_read_one, &m) && rt->n_nexthops > 0;
 }
 
 bool
@@ -268,6 +307,68 @@ kmsg_rt_attrs(const struct kmsg_rt *kr, const struct kmsg_env *env, struct ps_ro
 		return false;
 	if (ret_nh_id)
 		*ret_nh_id = nh_id;
+	return true;
+}
+
+/* ---- the devices the kernel picked ---- */
+
+struct oif_match {
+	const struct rattr *a;
+	int *oif;
+	uint64_t taken; /* nexthops of a matched so far */
+	bool bad;
+};
+
+/* One nexthop of the kernel's: the first nexthop of a with its gateway, not matched yet, gets its device. */
+static void
+oif_take(struct oif_match *m, const struct nlattr *gw, const struct nlattr *via, int ifindex)
+{
+	union ps_addr addr = { 0 };
+	uint8_t fam;
+
+	if (!gateway_of(gw, via, &addr, &fam)) {
+		m->bad = true;
+		return;
+	}
+	for (unsigned i = 0; i < m->a->n_nh && i < 64; i++) {
+		const struct rnh *nh = &m->a->nh[i];
+		if (!(m->taken & (1ull << i)) && nh->gw_family == fam && !memcmp(nh->gw.b, addr.b, 16)) {
+			m->taken |= 1ull << i;
+			m->oif[i] = ifindex;
+			return;
+		}
+	}
+}
+
+static bool
+oif_one(const struct rtnexthop *nh, const struct nlattr *const *sub, void *ctx)
+{
+	oif_take(ctx, sub[RTA_GATEWAY], sub[RTA_VIA], nh->rtnh_ifindex);
+	return true;
+}
+
+bool
+kmsg_rt_oifs(const struct kmsg_rt *kr, const struct rattr *a, int *oif)
+{
+	struct oif_match m = { .a = a, .oif = oif };
+	const struct nlattr *const *tb = kr->tb;
+
+	if (!a->n_nh || a->n_nh > 64 || tb[RTA_NH_ID])
+		return false;
+	for (unsigned i = 0; i < a->n_nh; i++)
+		oif[i] = 0;
+	if (tb[RTA_MULTIPATH]) {
+		if (!multipath_walk(tb[RTA_MULTIPATH], oif_one, &m))
+			return false;
+	} else {
+		oif_take(&m, tb[RTA_GATEWAY], tb[RTA_VIA],
+		    tb[RTA_OIF] ? (int)mnl_attr_get_u32(tb[RTA_OIF]) : 0);
+	}
+	if (m.bad)
+		return false;
+	for (unsigned i = 0; i < a->n_nh; i++)
+		if (oif[i] <= 0)
+			return false;
 	return true;
 }
 
@@ -345,7 +446,7 @@ put_rtmsg(struct nlmsghdr *nlh, const struct kmsg_key *k, uint8_t protocol)
 
 size_t
 kmsg_put_route(void *buf, uint32_t seq, enum kmsg_op op, const struct kmsg_key *k,
-    uint8_t protocol, const struct rattr *a, bool nh_object)
+    uint8_t protocol, const struct rattr *a, unsigned how)
 {
 	static const uint16_t flags[] = {
 		[KMSG_ADD_EXCL] = NLM_F_CREATE | NLM_F_EXCL,
@@ -353,7 +454,7 @@ kmsg_put_route(void *buf, uint32_t seq, enum kmsg_op op, const struct kmsg_key *
 		[KMSG_DEL] = 0,
 	};
 	struct nlmsghdr *nlh = msg_start(buf, op == KMSG_DEL ? RTM_DELROUTE : RTM_NEWROUTE,
-	    NLM_F_ACK | flags[op], seq);
+	    (uint16_t)(NLM_F_ACK | flags[op] | (how & KMSG_ECHO ? NLM_F_ECHO : 0)), seq);
 	struct rtmsg *rtm = put_rtmsg(nlh, k, protocol);
 	unsigned alen = k->family == PS_FAM_V4 ? 4 : 16;
 	bool any_gw = false;
@@ -375,7 +476,7 @@ kmsg_put_route(void *buf, uint32_t seq, enum kmsg_op op, const struct kmsg_key *
 		rtm->rtm_scope = a->scope;
 	else
 		rtm->rtm_scope = a->type == PS_RT_UNICAST && !any_gw ? RT_SCOPE_LINK : RT_SCOPE_UNIVERSE;
-	if (nh_object)
+	if (how & KMSG_NH_OBJECT)
 		mnl_attr_put_u32(nlh, RTA_NH_ID, a->nh_id);
 	else
 		put_nexthops(nlh, rtm, k->family, a);
@@ -415,8 +516,9 @@ kmsg_put_nh_object(void *buf, uint32_t seq, uint8_t protocol, const struct rattr
 		nhm->nh_family = fam == PS_FAM_V4 ? AF_INET : AF_INET6;
 		if (nh->flags & PS_NH_ONLINK)
 			nhm->nh_flags |= RTNH_F_ONLINK;
-		if (nh->ifindex > 0)
-			mnl_attr_put_u32(nlh, NHA_OIF, (uint32_t)nh->ifindex);
+		int oif = nh->ifindex > 0 ? nh->ifindex : nh->kifindex;
+		if (oif > 0)
+			mnl_attr_put_u32(nlh, NHA_OIF, (uint32_t)oif);
 		if (nh->gw_family)
 			mnl_attr_put(nlh, NHA_GATEWAY, nh->gw_family == PS_FAM_V4 ? 4 : 16, nh->gw.b);
 	}

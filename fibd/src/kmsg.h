@@ -86,6 +86,14 @@ struct kmsg_env {
 bool kmsg_rt_attrs(const struct kmsg_rt *kr, const struct kmsg_env *env, struct ps_route *rt,
     uint32_t *ret_nh_id);
 
+/*
+ * kmsg_rt_oifs - the devices the kernel gave the nexthops of a route it sent
+ * back (kr, an echo of a route written with a's nexthops inline): oif[i] for
+ * a->nh[i], each matched by its gateway. False if one has no device, a has
+ * over 64 nexthops, or the route uses a nexthop object.
+ */
+bool kmsg_rt_oifs(const struct kmsg_rt *kr, const struct rattr *a, int *oif);
+
 /* ---- writing: each builder puts one message at buf, which has room for KMSG_MAX ---- */
 
 /* The largest message built here (a route of 256 nexthops; a group of as many). */
@@ -102,18 +110,23 @@ struct kmsg_key {
 	uint32_t metric;
 };
 
+/* How kmsg_put_route writes a route's nexthops (flags). */
+#define KMSG_INLINE 0u
+#define KMSG_NH_OBJECT 1u /* refer to a's kernel nexthop object (a->nh_id) */
+#define KMSG_ECHO 2u      /* NLM_F_ECHO: the kernel sends the route back as it made it */
+
 /*
  * kmsg_put_route - RTM_NEWROUTE (with NLM_F_EXCL or NLM_F_REPLACE) or
  * RTM_DELROUTE for a route of `protocol`, with NLM_F_ACK and sequence seq.
  * a: the attributes (NULL for a delete); its nexthops' ifindex must be
- * resolved. nh_object: refer to a's kernel nexthop object (a->nh_id) instead of
- * writing the nexthops. Returns the message's length.
+ * resolved. how: KMSG_* flags. Returns the message's length.
  */
 size_t kmsg_put_route(void *buf, uint32_t seq, enum kmsg_op op, const struct kmsg_key *k,
-    uint8_t protocol, const struct rattr *a, bool nh_object);
+    uint8_t protocol, const struct rattr *a, unsigned how);
 
 /*
- * kmsg_put_nh_object - RTM_NEWNEXTHOP (NLM_F_EXCL) for a's nexthop `member`,
+ * kmsg_put_nh_object - RTM_NEWNEXTHOP (NLM_F_EXCL) for a's nexthop `member`
+ * (on its device, or the one the kernel picked: kifindex),
  * or for the group of all of them (member < 0: members are ids a->nh_id -
  * a->n_nh ..), with id `id`. Returns the message's length.
  */

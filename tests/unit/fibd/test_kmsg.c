@@ -3,8 +3,9 @@
  * reads back as the same route (unicast through a gateway and a device, ECMP
  * with weights, an IPv4 route via an IPv6 gateway, the special types, prefsrc,
  * realm, mtu and a scope), a delete names the key and fibd's protocol, a
- * nexthop object (a member and a group) reads back, and what is malformed is
- * refused rather than guessed at.
+ * nexthop object (a member and a group) reads back, the kernel's copy of a
+ * route written through gateways alone names the devices it picked, and what
+ * is malformed is refused rather than guessed at.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -89,7 +90,7 @@ round_trip(enum kmsg_op op, struct kmsg_rt *kr)
 	    in.key.family == PS_FAM_V4 ? "192.0.2.0" : "2001:db8::", k.prefix.b);
 	if (in.key.family == PS_FAM_V6)
 		k.plen = 48;
-	len = kmsg_put_route(buf, 9, op, &k, 12, op == KMSG_DEL ? NULL : a, false);
+	len = kmsg_put_route(buf, 9, op, &k, 12, op == KMSG_DEL ? NULL : a, KMSG_INLINE);
 	rattr_unref(a);
 	assert_true(len <= KMSG_MAX);
 	assert_int_equal(kmsg_rt_parse((struct nlmsghdr *)buf, kr), 0);
@@ -209,7 +210,7 @@ test_nexthop_objects(void **state)
 	assert_int_equal(objs[2].n_members, 2);
 	assert_int_equal(objs[2].weights[0], 2);
 
-	kmsg_put_route(buf, 2, KMSG_REPLACE, &k, 12, a, true);
+	kmsg_put_route(buf, 2, KMSG_REPLACE, &k, 12, a, KMSG_NH_OBJECT);
 	assert_int_equal(kmsg_rt_parse((struct nlmsghdr *)buf, &kr), 0);
 	assert_non_null(kr.tb[RTA_NH_ID]);
 	{
@@ -221,6 +222,69 @@ test_nexthop_objects(void **state)
 	n_objs = 0; /* an object fibd does not know: not expressible */
 	assert_false(kmsg_rt_attrs(&kr, &env, &out, NULL));
 	rattr_unref(a);
+}
+
+/* Build the route of `in`, devices as named (vethN is N), with how; parse it into kr. */
+static void
+put_parse(struct kmsg_rt *kr, unsigned how)
+{
+	struct kmsg_key k = { .table = 100, .family = PS_FAM_V4, .plen = 24 };
+	struct rattr *a = rattr_intern(&in);
+
+	assert_non_null(a);
+	for (unsigned i = 0; i < a->n_nh; i++)
+		a->nh[i].ifindex = a->nh[i].ifname[0] ? (int)(a->nh[i].ifname[4] - '0') : 0;
+	kmsg_put_route(buf, 3, KMSG_ADD_EXCL, &k, 12, a, how);
+	rattr_unref(a);
+	assert_int_equal(kmsg_rt_parse((struct nlmsghdr *)buf, kr), 0);
+}
+
+static void
+test_kernel_devices(void **state)
+{
+	struct kmsg_rt kr;
+	struct rattr *want;
+	int oif[2];
+	(void)state;
+
+	/* What a client fed: two gateways, no device. */
+	route_init(PS_FAM_V4, PS_RT_UNICAST);
+	add_nh("198.51.100.1", NULL, 1);
+	add_nh("198.51.100.2", NULL, 1);
+	want = rattr_intern(&in);
+	put_parse(&kr, KMSG_ECHO);
+	assert_true(((struct nlmsghdr *)buf)->nlmsg_flags & NLM_F_ECHO);
+	assert_false(kmsg_rt_oifs(&kr, want, oif)); /* no device in it: nothing learnt */
+
+	/* The kernel's copy, its nexthops in another order: matched by gateway. */
+	route_init(PS_FAM_V4, PS_RT_UNICAST);
+	add_nh("198.51.100.2", "veth8", 1);
+	add_nh("198.51.100.1", "veth7", 1);
+	put_parse(&kr, KMSG_INLINE);
+	assert_false(((struct nlmsghdr *)buf)->nlmsg_flags & NLM_F_ECHO);
+	assert_true(kmsg_rt_oifs(&kr, want, oif));
+	assert_int_equal(oif[0], 7);
+	assert_int_equal(oif[1], 8);
+
+	/* The object for the first nexthop goes on the device the kernel picked. */
+	want->nh[0].kifindex = oif[0];
+	kmsg_put_nh_object(buf, 1, 12, want, 0, 0x10000000);
+	((struct nlmsghdr *)buf)->nlmsg_type = RTM_NEWNEXTHOP;
+	n_objs = 0;
+	assert_true(kmsg_nhobj_parse((struct nlmsghdr *)buf, 12, &objs[0]));
+	assert_int_equal(objs[0].ifindex, 7);
+
+	/* A copy with another gateway, or one that uses an object, says nothing of these. */
+	route_init(PS_FAM_V4, PS_RT_UNICAST);
+	add_nh("198.51.100.2", "veth8", 1);
+	add_nh("198.51.100.3", "veth7", 1);
+	put_parse(&kr, KMSG_INLINE);
+	assert_false(kmsg_rt_oifs(&kr, want, oif));
+	route_init(PS_FAM_V4, PS_RT_UNICAST);
+	add_nh("198.51.100.1", "veth7", 1);
+	put_parse(&kr, KMSG_NH_OBJECT);
+	assert_false(kmsg_rt_oifs(&kr, want, oif));
+	rattr_unref(want);
 }
 
 static void
@@ -291,6 +355,7 @@ main(void)
 		cmocka_unit_test(test_unicast_round_trips),
 		cmocka_unit_test(test_types_and_delete),
 		cmocka_unit_test(test_nexthop_objects),
+		cmocka_unit_test(test_kernel_devices),
 		cmocka_unit_test(test_malformed_refused),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
