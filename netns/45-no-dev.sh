@@ -9,7 +9,7 @@ set -u
 
 require_root
 require_fibd
-tap_plan 11
+tap_plan 14
 
 N4=${NODEV_V4:-80000}
 N6=${NODEV_V6:-20000}
@@ -28,12 +28,22 @@ check "feed --wait: $N routes without dev installed, none failed" \
 	grep -q "installed $N, removed 0, failed 0, waiting 0, rejected 0" <<<"$out"
 # The kernel resolved every one to va: the table is the feed with its device.
 check "the kernel's table is the feed, each route through va" kernel_table_is "$NS" 100 "$W/dev.routes"
+if [ "${NEXTHOP_OBJECTS:-auto}" = off ]; then
+	ok "routes use nexthop objects # SKIP nexthop_objects = off"
+else
+	# One route per gateway asks the kernel which device it picks, written inline.
+	inline=$( { ip -n "$NS" -4 route show table 100 proto 12; ip -n "$NS" -6 route show table 100 proto 12; } |
+		grep -vc ' nhid ')
+	objs=$(ip -n "$NS" nexthop show | grep -c ' dev va ')
+	diag "routes without a nexthop object: $inline; objects on va: $objs"
+	check "all but one route per gateway use a nexthop object on va" \
+		test "$inline" -le 2 -a "$objs" -ge 2
+fi
 
-writes() { # messages fibd sent so far
+writes() { # netlink messages fibd sent so far (routes and nexthop objects)
 	fibctl_in "$NS" "$SOCK" -j status | python3 -c '
 import json, sys
-n = json.load(sys.stdin)["netlink"]
-print(n["adds"] + n["replaces"] + n["deletes"])'
+print(json.load(sys.stdin)["netlink"]["messages"])'
 }
 idle() { # nothing queued or in flight
 	fibctl_in "$NS" "$SOCK" -j status | python3 -c '
@@ -63,7 +73,8 @@ changed=$(fibctl_in "$NS" "$SOCK" -j status | python3 -c 'import json,sys; print
 check "no route was taken for changed by someone else (routes_changed $changed)" test "$changed" -eq 0
 
 # Someone deletes 1,000 of them: fibd hears it and writes them back.
-head -n 1000 "$W/nodev.routes" | sed 's/^/route del /; s/$/ table 100 proto 12/' >"$W/del.batch"
+# (Named by prefix alone: with "via" the kernel matches no route that uses an object.)
+head -n 1000 "$W/nodev.routes" | awk '{ print "route del " $1 " table 100 proto 12" }' >"$W/del.batch"
 ip -n "$NS" -batch "$W/del.batch"
 check "1,000 routes deleted with ip route are back within 15 s" \
 	wait_until 15 kernel_table_is "$NS" 100 "$W/dev.routes"
@@ -81,6 +92,24 @@ check "after a restart, the same feed: nothing removed or failed, the table inta
 	bash -c 'grep -q "removed 0, failed 0, waiting 0, rejected 0" <<<"$1"' _ "$out"
 check "... the kernel's table still the feed" kernel_table_is "$NS" 100 "$W/dev.routes"
 check "... with no write at all (netlink messages: $(writes))" test "$(writes)" -eq 0
+
+# A link goes down: the kernel drops the nexthop objects on it and the routes
+# using them, and says nothing. When it is back, fibd asks again which device
+# each gateway is on and puts the routes back.
+ip -n "$NS" link add wa type veth peer name wb
+ip -n "$NS" link set wa up
+ip -n "$NS" link set wb up
+ip -n "$NS" addr add 203.0.113.2/24 dev wa
+printf '10.40.0.0/16 via 203.0.113.1\n10.41.0.0/16 via 203.0.113.1\n10.42.0.0/16 via 203.0.113.1\n' >"$W/wa.routes"
+sed 's/$/ dev wa/' "$W/wa.routes" >"$W/wa-dev.routes"
+fibctl_in "$NS" "$SOCK" feed --wait --name wa --table 101 "$W/wa.routes" >/dev/null 2>&1
+ip -n "$NS" link set wa down
+check "link down: the kernel dropped the routes through it" \
+	wait_until 5 bash -c "! ip -n $NS route show table 101 | grep -q '^10.4'"
+ip -n "$NS" link set wa up
+check "link up: fibd puts them back through it" \
+	wait_until 15 kernel_table_is "$NS" 101 "$W/wa-dev.routes"
+diag "$(ip -n "$NS" route show table 101)"
 if [ "$_tap_failed" -gt 0 ]; then
 	fibctl_in "$NS" "$SOCK" status 2>/dev/null | sed "s/^/# /"
 	tail -n 40 "$SOCK.log" | sed "s/^/# fibd: /"

@@ -24,6 +24,9 @@
 
 enum op { OP_ADD_EXCL, OP_REPLACE, OP_DEL, OP_NH_ADD, OP_NH_DEL };
 
+/* Nexthops of a gateway-only set the kernel is asked to echo (its echo fits an ACK's buffer). */
+#define NL_RESOLVE_NH_MAX 32
+
 /* fibd's nexthop object ids start here, clear of ids an operator picks by hand. */
 #define NL_NH_ID_BASE 0x10000000u
 #define NL_NH_PROBE_ID 0x0fffffffu
@@ -31,6 +34,7 @@ enum op { OP_ADD_EXCL, OP_REPLACE, OP_DEL, OP_NH_ADD, OP_NH_DEL };
 struct inflight {
 	uint32_t seq;
 	uint8_t op;
+	bool echo;          /* a route written with NLM_F_ECHO to learn its devices */
 	struct route *r;    /* NULL for nexthop objects */
 	struct rattr *sent; /* reference; NULL for a delete */
 	uint32_t nh_id;     /* OP_NH_DEL */
@@ -51,6 +55,7 @@ struct nl_state {
 	uint64_t queued;              /* on the queue or held */
 	struct route *hhead, *htail;  /* held until their table's first scan is done, or couple */
 	uint64_t held;
+	struct route *rshead, *rstail; /* waiting for the devices of their gateways (nl_send.c) */
 	struct inflight ring[NL_WINDOW_MAX];
 	uint32_t ring_head, ring_n;
 	char *batch;          /* being filled: a slot of the writer thread's (nl_writer.c) */
@@ -88,6 +93,8 @@ void nl_pending_update(struct route *r, uint8_t before);
 struct route *nl_dequeue(void);
 void nl_requeue_head(struct route *r);
 void nl_hold(struct route *r);
+void nl_wait_resolve(struct route *r);
+void nl_release_resolving(void);
 void nl_finish(struct route *r, int err, const char *text);
 void nl_park(struct route *r);
 uint8_t nl_intern_text(const char *s);

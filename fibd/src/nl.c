@@ -235,6 +235,33 @@ nl_hold(struct route *r)
 	fifo_append(&nl.hhead, &nl.htail, r);
 }
 
+/*
+ * A route whose gateways' devices are being asked for (nl_send.c): it waits,
+ * counted as queued, until the answer comes.
+ */
+void
+nl_wait_resolve(struct route *r)
+{
+	r->flags |= R_QUEUED;
+	nl_pending_update(r, (uint8_t)(r->flags & ~R_QUEUED));
+	nl.queued++;
+	fifo_append(&nl.rshead, &nl.rstail, r);
+}
+
+/* An answer came (or none will): the waiting routes go back to the head of the queue. */
+void
+nl_release_resolving(void)
+{
+	if (!nl.rshead)
+		return;
+	nl.rstail->qnext = nl.qhead;
+	if (!nl.qhead)
+		nl.qtail = nl.rstail;
+	nl.qhead = nl.rshead;
+	nl.rshead = nl.rstail = NULL;
+	nl_kick();
+}
+
 void
 nl_release_held(struct rtable *t)
 {
@@ -444,8 +471,16 @@ out:
 	return ok;
 }
 
-/* Objects of fibd's found at start, sorted by id: adopted routes refer to them. */
-static struct kmsg_nhobj *old_objs;
+/*
+ * Objects of fibd's found at start, sorted by id: adopted routes refer to them.
+ * Each goes to one attribute set (nl_claim_old_nh_object), which deletes it
+ * when it is freed.
+ */
+struct old_nhobj {
+	struct kmsg_nhobj o;
+	bool claimed;
+};
+static struct old_nhobj *old_objs;
 static size_t n_old_objs, cap_old_objs;
 
 static int
@@ -460,31 +495,51 @@ nh_dump_cb(const struct nlmsghdr *nlh, void *data)
 		*max_id = o.id;
 	if (n_old_objs == cap_old_objs) {
 		size_t cap = cap_old_objs ? cap_old_objs * 2 : 64;
-		struct kmsg_nhobj *p = realloc(old_objs, cap * sizeof(*p));
+		struct old_nhobj *p = realloc(old_objs, cap * sizeof(*p));
 		if (!p)
 			return MNL_CB_OK; /* adopted routes then fall back to a replace */
 		old_objs = p;
 		cap_old_objs = cap;
 	}
-	old_objs[n_old_objs++] = o;
+	old_objs[n_old_objs].o = o;
+	old_objs[n_old_objs++].claimed = false;
 	return MNL_CB_OK;
 }
 
 static int
 cmp_nhobj(const void *a, const void *b)
 {
-	uint32_t x = ((const struct kmsg_nhobj *)a)->id, y = ((const struct kmsg_nhobj *)b)->id;
+	uint32_t x = ((const struct old_nhobj *)a)->o.id, y = ((const struct old_nhobj *)b)->o.id;
 	return (x > y) - (x < y);
+}
+
+static struct old_nhobj *
+find_old(uint32_t id)
+{
+	struct old_nhobj key = { .o.id = id };
+
+	if (!n_old_objs)
+		return NULL;
+	return bsearch(&key, old_objs, n_old_objs, sizeof(*old_objs), cmp_nhobj);
 }
 
 const struct kmsg_nhobj *
 nl_old_nh_object(uint32_t id)
 {
-	struct kmsg_nhobj key = { .id = id };
+	struct old_nhobj *p = find_old(id);
 
-	if (!n_old_objs)
-		return NULL;
-	return bsearch(&key, old_objs, n_old_objs, sizeof(*old_objs), cmp_nhobj);
+	return p ? &p->o : NULL;
+}
+
+bool
+nl_claim_old_nh_object(uint32_t id)
+{
+	struct old_nhobj *p = find_old(id);
+
+	if (!p || p->claimed)
+		return false;
+	p->claimed = true;
+	return true;
 }
 
 /*

@@ -75,6 +75,7 @@ struct nl_stats {
 	uint64_t send_max_us; /* longest single send, in the writer thread (the kernel applies a batch inside it) */
 	uint32_t batches_queued; /* handed to the writer thread and not yet taken back */
 	uint64_t batches_refused; /* send failed: each message of the batch failed with its error */
+	uint64_t gateways_resolved; /* gateway-only nexthop sets whose devices the kernel named */
 	uint64_t queued;
 	uint64_t parked;
 };
@@ -113,6 +114,13 @@ void nl_enqueue(struct route *r);
 
 /* nl_old_nh_object - a nexthop object of fibd's that an earlier fibd left (found at start), or NULL. */
 const struct kmsg_nhobj *nl_old_nh_object(uint32_t id);
+
+/*
+ * nl_claim_old_nh_object - true the first time it is asked for an object of
+ * an earlier fibd's: the caller's attribute set now stands for it (and deletes
+ * it when freed). False after that, or for an unknown id: another set has it.
+ */
+bool nl_claim_old_nh_object(uint32_t id);
 
 /*
  * nl_route_lost - the kernel no longer has a route fibd installed (a rescan did

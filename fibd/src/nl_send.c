@@ -24,6 +24,13 @@
 static void complete(struct inflight f, int err, const char *text);
 static void lose_oldest(uint32_t n);
 
+/* Errors that say a nexthop cannot be reached now: the route waits for a link or an address. */
+static bool
+unreachable_errno(int err)
+{
+	return err == ENETUNREACH || err == ENODEV || err == ENETDOWN || err == EHOSTUNREACH;
+}
+
 /* ---- building messages ---- */
 
 static int
@@ -39,7 +46,7 @@ ifindex_of(struct rnh *nh)
 }
 
 static uint32_t
-ring_push(enum op op, struct route *r, struct rattr *sent, uint32_t nh_id)
+ring_push(enum op op, struct route *r, struct rattr *sent, uint32_t nh_id, bool echo)
 {
 	struct inflight *f = &nl.ring[(nl.ring_head + nl.ring_n) % NL_WINDOW_MAX];
 
@@ -50,6 +57,7 @@ ring_push(enum op op, struct route *r, struct rattr *sent, uint32_t nh_id)
 	f->r = r;
 	f->sent = rattr_ref(sent);
 	f->nh_id = nh_id;
+	f->echo = echo;
 	nl.ring_n++;
 	nl.batch_msgs++;
 	nl.st.msgs_sent++;
@@ -60,7 +68,7 @@ ring_push(enum op op, struct route *r, struct rattr *sent, uint32_t nh_id)
 static void
 put_nh_object(struct rattr *a, int member, uint32_t id)
 {
-	nl.batch_len += kmsg_put_nh_object(nl.batch + nl.batch_len, ring_push(OP_NH_ADD, NULL, a, id),
+	nl.batch_len += kmsg_put_nh_object(nl.batch + nl.batch_len, ring_push(OP_NH_ADD, NULL, a, id, false),
 	    nl.protocol, a, member, id);
 }
 
@@ -87,18 +95,72 @@ put_nh_objects(struct rattr *a)
 }
 
 /*
- * Nexthop objects need a device; a nexthop given by its gateway alone is
- * resolved by the kernel only inline, so such routes stay inline.
+ * Routes whose nexthops fibd puts in a kernel nexthop object: unicast ones.
+ * An object needs a device; for a nexthop given by its gateway alone that is
+ * the device the kernel picks when it resolves the gateway, which it does only
+ * for a route written inline (below). A large set of those stays inline.
  */
 static bool
 wants_nh_object(const struct rattr *a)
 {
+	bool gw_only = false;
+
 	if (!nl.use_nhid || !a || a->type != PS_RT_UNICAST || !a->n_nh)
 		return false;
 	for (unsigned i = 0; i < a->n_nh; i++)
-		if (!a->nh[i].ifname[0])
-			return false;
-	return true;
+		if (!a->nh[i].ifname[0]) {
+			if (!a->nh[i].gw_family || (a->nh[i].flags & PS_NH_ONLINK))
+				return false; /* the kernel refuses these anyway: let it say so */
+			gw_only = true;
+		}
+	return !gw_only || a->n_nh <= NL_RESOLVE_NH_MAX;
+}
+
+/*
+ * The devices of a's nexthops given by their gateway alone. The kernel picks
+ * each when it installs a route (the route's table first, then the rules, a
+ * route of link scope to the gateway), and fibd asks it rather than guess:
+ * the first route of the set is written inline with NLM_F_ECHO, and the
+ * kernel's copy of it names the devices (handle_echo). The routes of the set
+ * that come meanwhile wait for the answer (nl_wait_resolve), then take an
+ * object on those devices, as routes fed with them do. An answer holds until
+ * links or addresses change (link_gen); an object made holds until the kernel
+ * drops it. If the kernel cannot resolve the gateways, the set's routes are
+ * written inline, and fail or wait as such routes do.
+ */
+enum devices { DEV_KNOWN, DEV_ASK, DEV_ASKED, DEV_INLINE };
+
+static enum devices
+devices_of(struct rattr *a)
+{
+	bool gw_only = false;
+
+	for (unsigned i = 0; i < a->n_nh; i++)
+		gw_only |= !a->nh[i].ifname[0];
+	if (!gw_only)
+		return DEV_KNOWN;
+	if (a->nh_res == RATTR_RES_ASKED)
+		return DEV_ASKED;
+	if (a->res_gen != nl.link_gen || a->nh_res == RATTR_RES_NONE)
+		return DEV_ASK;
+	return a->nh_res == RATTR_RES_DONE ? DEV_KNOWN : DEV_INLINE;
+}
+
+/* The kernel's answer (or its absence, err) for the set a, asked by a route written with echo. */
+static void
+devices_answered(struct rattr *a, int err)
+{
+	if (a->nh_res != RATTR_RES_ASKED)
+		return;
+	/*
+	 * No readable echo: the gateway is unreachable (wait for a link or an
+	 * address, as the route does), or the kernel's copy said nothing usable.
+	 * Another error (a foreign route on the key) says nothing of the gateway:
+	 * the next route asks again.
+	 */
+	a->nh_res = err && !unreachable_errno(err) ? RATTR_RES_NONE : RATTR_RES_FAILED;
+	a->res_gen = nl.link_gen;
+	nl_release_resolving();
 }
 
 /* Queue the deletion of a's kernel objects (a is about to be freed or recreated). */
@@ -148,7 +210,7 @@ forget_if_on_link(struct rattr *a, void *ctx)
 	if (a->nh_state != RATTR_NH_CREATED)
 		return;
 	for (unsigned i = 0; i < a->n_nh; i++)
-		if (a->nh[i].ifindex == ifindex) {
+		if ((a->nh[i].ifname[0] ? a->nh[i].ifindex : a->nh[i].kifindex) == ifindex) {
 			forget_nh_objects(a);
 			return;
 		}
@@ -176,8 +238,8 @@ nl_on_rattr_free(struct rattr *a)
  * Append the messages for r at op to the batch and record them in the window:
  * the nexthop objects the route needs first (when fibd uses them and they are
  * not there yet), then the route. Returns 1 if appended, 0 if it does not fit
- * (nothing appended), or -ENODEV if an interface named by a nexthop does not
- * exist now.
+ * (nothing appended), -ENODEV if an interface named by a nexthop does not
+ * exist now, or -EINPROGRESS if the route waits for its gateways' devices.
  */
 static int
 build(struct route *r, enum op op)
@@ -185,9 +247,24 @@ build(struct route *r, enum op op)
 	struct rtable *t = table_at(r->rt);
 	struct rattr *a = r->want;
 	size_t room = NL_BATCH_CAP - nl.batch_len;
-	bool nhid = op != OP_DEL && wants_nh_object(a);
-	unsigned objects = nhid && a->nh_state != RATTR_NH_CREATED ? (a->n_nh > 1 ? a->n_nh + 1u : 1u)
-								     : 0;
+	bool nhid = op != OP_DEL && wants_nh_object(a), echo = false;
+	unsigned objects;
+
+	if (nhid && a->nh_state != RATTR_NH_CREATED) {
+		switch (devices_of(a)) {
+		case DEV_KNOWN:
+			break;
+		case DEV_ASKED:
+			return -EINPROGRESS;
+		case DEV_ASK:
+			echo = true; /* this route asks, inline */
+			/* fall through */
+		case DEV_INLINE:
+			nhid = false;
+			break;
+		}
+	}
+	objects = nhid && a->nh_state != RATTR_NH_CREATED ? (a->n_nh > 1 ? a->n_nh + 1u : 1u) : 0;
 
 	/*
 	 * The largest route message (256 nexthops) is under KMSG_MAX, and so is
@@ -206,15 +283,19 @@ build(struct route *r, enum op op)
 			drop_nh_objects(a);
 		put_nh_objects(a);
 	}
+	if (echo) {
+		a->nh_res = RATTR_RES_ASKED;
+		a->res_gen = nl.link_gen;
+	}
 
 	{
 		struct kmsg_key k = { .table = t->id, .family = t->family, .plen = route_plen(r),
 			.tos = r->tos, .metric = r->metric };
 		route_prefix(r, &k.prefix);
 		nl.batch_len += kmsg_put_route(nl.batch + nl.batch_len,
-		    ring_push(op, r, op == OP_DEL ? NULL : a, 0),
+		    ring_push(op, r, op == OP_DEL ? NULL : a, 0, echo),
 		    op == OP_DEL ? KMSG_DEL : op == OP_REPLACE ? KMSG_REPLACE : KMSG_ADD_EXCL, &k,
-		    nl.protocol, a, nhid);
+		    nl.protocol, a, (nhid ? KMSG_NH_OBJECT : KMSG_INLINE) | (echo ? KMSG_ECHO : 0));
 	}
 	return 1;
 }
@@ -300,17 +381,44 @@ flush(void)
 }
 
 /*
+ * have (a route's attributes as a dump gave them, the devices the kernel
+ * picked named) holds a nexthop object an earlier fibd made for want, a set
+ * given by gateways alone: want takes the object over, and the devices with
+ * it, so that neither the routes nor the object are written again.
+ */
+static bool
+take_object(struct rattr *have, struct rattr *want)
+{
+	int oif[PS_NEXTHOPS_MAX];
+
+	if (want->nh_state != RATTR_NH_NONE || !wants_nh_object(want))
+		return false;
+	for (unsigned i = 0; i < want->n_nh; i++)
+		if (!(oif[i] = (int)if_nametoindex(have->nh[i].ifname)))
+			return false;
+	for (unsigned i = 0; i < want->n_nh; i++)
+		want->nh[i].kifindex = oif[i];
+	want->nh_res = RATTR_RES_DONE;
+	want->res_gen = nl.link_gen;
+	want->nh_id = have->nh_id;
+	want->nh_state = RATTR_NH_CREATED;
+	have->nh_id = 0;
+	have->nh_state = RATTR_NH_NONE;
+	return true;
+}
+
+/*
  * The kernel's route (an adopted one, in the form the dump gave it) already
  * means what the owner wants, as with a route fed without a device that the
  * kernel resolved: take want as have, and write nothing. Not while have holds
- * a nexthop object that want does not use: dropping have would delete the
- * object, and with it the route.
+ * a nexthop object that want does not use (unless want takes it over):
+ * dropping have would delete the object, and with it the route.
  */
 static bool
 kernel_fulfils(struct route *r)
 {
 	if (!r->have || !r->want || !rattr_fulfils(r->have, r->want) ||
-	    (r->have->nh_id && r->have->nh_id != r->want->nh_id))
+	    (r->have->nh_id && r->have->nh_id != r->want->nh_id && !take_object(r->have, r->want)))
 		return false;
 	rattr_unref(r->have);
 	r->have = rattr_ref(r->want); /* still installed: the count stays */
@@ -339,7 +447,7 @@ nl_on_kick(uv_idle_t *h)
 		    NL_BATCH_CAP - nl.batch_len > 256) {
 			uint32_t id = nl.nh_dels[--nl.n_nh_dels];
 			nl.batch_len += kmsg_put_nh_del(nl.batch + nl.batch_len,
-			    ring_push(OP_NH_DEL, NULL, NULL, id), id);
+			    ring_push(OP_NH_DEL, NULL, NULL, id, false), id);
 			msgs++;
 		}
 		while (nl.ring_n < NL_WINDOW_MAX && (r = nl_dequeue())) {
@@ -370,6 +478,10 @@ nl_on_kick(uv_idle_t *h)
 			if (rc == 0) {
 				nl_requeue_head(r);
 				break;
+			}
+			if (rc == -EINPROGRESS) {
+				nl_wait_resolve(r);
+				continue;
 			}
 			if (rc < 0) {
 				/* An interface is missing: wait for it like an unreachable nexthop. */
@@ -426,12 +538,6 @@ ack_attr_cb(const struct nlattr *attr, void *data)
 	return MNL_CB_OK;
 }
 
-static bool
-unreachable_errno(int err)
-{
-	return err == ENETUNREACH || err == ENODEV || err == ENETDOWN || err == EHOSTUNREACH;
-}
-
 /*
  * The outcome of one message that left the window: its ACK (err 0 or a
  * positive errno, text the kernel's extended-ACK message or NULL), or the
@@ -448,6 +554,9 @@ complete(struct inflight f, int err, const char *text)
 			/* Routes using it fail too; they report this error, the real cause. */
 			f.sent->nh_state = RATTR_NH_FAILED;
 			f.sent->nh_err = (uint16_t)err;
+			/* Devices the kernel picked may be stale: it is asked again. */
+			if (f.sent->nh_res == RATTR_RES_DONE)
+				f.sent->nh_res = RATTR_RES_NONE;
 		}
 		if (err && !(f.op == OP_NH_DEL && err == ENOENT))
 			log_debug("nl: nexthop object %u: %s%s%s", f.op == OP_NH_DEL ? f.nh_id : 0,
@@ -458,6 +567,8 @@ complete(struct inflight f, int err, const char *text)
 	r = f.r;
 	r->flags &= (uint8_t)~R_INFLIGHT;
 	nl_pending_update(r, (uint8_t)(r->flags | R_INFLIGHT));
+	if (f.echo)
+		devices_answered(f.sent, err);
 	if (err && f.sent && f.sent->nh_state == RATTR_NH_FAILED && f.sent->nh_err) {
 		/* The object could not be made: that is the route's real error. */
 		err = f.sent->nh_err;
@@ -564,6 +675,33 @@ handle_ack(const struct nlmsghdr *nlh)
 }
 
 /*
+ * The kernel's copy of a route written with NLM_F_ECHO: it comes just before
+ * the route's ACK, so its message is the oldest in flight. It names the
+ * devices the kernel picked for the gateways (devices_of).
+ */
+static void
+handle_echo(const struct nlmsghdr *nlh)
+{
+	struct kmsg_rt kr;
+	struct inflight *f = &nl.ring[nl.ring_head];
+	int oif[NL_RESOLVE_NH_MAX];
+	struct rattr *a;
+
+	if (!nl.ring_n || f->seq != nlh->nlmsg_seq || !f->echo || !f->sent)
+		return;
+	a = f->sent;
+	if (a->nh_res != RATTR_RES_ASKED || a->n_nh > NL_RESOLVE_NH_MAX ||
+	    kmsg_rt_parse(nlh, &kr) < 0 || !kmsg_rt_oifs(&kr, a, oif))
+		return; /* the ACK says what became of it */
+	for (unsigned i = 0; i < a->n_nh; i++)
+		a->nh[i].kifindex = a->nh[i].ifname[0] ? 0 : oif[i];
+	a->nh_res = RATTR_RES_DONE;
+	a->res_gen = nl.link_gen;
+	nl.st.gateways_resolved++;
+	nl_release_resolving();
+}
+
+/*
  * The n oldest messages in flight will get no ACK: their routes are written
  * again (an add that did land is replaced by itself; one sent with EXCL may now
  * fail with EEXIST, which the next scan resolves), and nexthop objects are made
@@ -576,6 +714,10 @@ lose_oldest(uint32_t n)
 		struct inflight *f = &nl.ring[nl.ring_head];
 		nl.ring_head = (nl.ring_head + 1) % NL_WINDOW_MAX;
 		nl.ring_n--;
+		if (f->echo && f->sent->nh_res == RATTR_RES_ASKED) {
+			f->sent->nh_res = RATTR_RES_NONE; /* asked again */
+			nl_release_resolving();
+		}
 		if (f->r) {
 			f->r->flags &= (uint8_t)~R_INFLIGHT;
 			nl_pending_update(f->r, (uint8_t)(f->r->flags | R_INFLIGHT));
@@ -624,6 +766,8 @@ read_acks(int budget)
 			for (; kmsg_ok(nlh, len); nlh = mnl_nlmsg_next(nlh, &len))
 				if (nlh->nlmsg_type == NLMSG_ERROR)
 					handle_ack(nlh);
+				else if (nlh->nlmsg_type == RTM_NEWROUTE)
+					handle_echo(nlh);
 			nl.mm.hdr[k].msg_len = 0;
 		}
 		if (n < NL_MMSG)

@@ -20,6 +20,11 @@ struct rnh {
 	char ifname[PS_IFNAMSIZ];
 	int ifindex;          /* resolved from ifname at link_gen; 0 if unknown */
 	uint32_t link_gen;
+	/*
+	 * A nexthop given by its gateway alone: the device the kernel picked for
+	 * it (a nexthop object needs one), as of the rattr's res_gen; 0 if unknown.
+	 */
+	int kifindex;
 };
 
 struct rattr {
@@ -38,12 +43,20 @@ struct rattr {
 	uint32_t nh_id;   /* the object (a group for ECMP; members are nh_id - n_nh ..) or 0 */
 	uint16_t nh_err;  /* errno of its creation when nh_state is RATTR_NH_FAILED */
 	uint8_t nh_state; /* RATTR_NH_* */
+	/* The devices of nexthops given by their gateway alone (nl_send.c). */
+	uint8_t nh_res;   /* RATTR_RES_* */
+	uint32_t res_gen; /* the writer's link generation nh_res holds for */
 	struct rnh nh[];
 };
 
 #define RATTR_NH_NONE 0
 #define RATTR_NH_CREATED 1 /* creation sent (the kernel applies messages in order) */
 #define RATTR_NH_FAILED 2
+
+#define RATTR_RES_NONE 0
+#define RATTR_RES_ASKED 1  /* a route of it was written inline, the kernel asked to echo it */
+#define RATTR_RES_DONE 2   /* nh[].kifindex is what the kernel picked */
+#define RATTR_RES_FAILED 3 /* the kernel could not resolve them (or its echo was unreadable) */
 
 /*
  * rattr_intern - the interned attributes of a decoded route (validated by

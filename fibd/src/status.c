@@ -124,9 +124,11 @@ status_text(struct text *t, const struct snap *sn)
 	    (unsigned long long)ns.adds, (unsigned long long)ns.replaces,
 	    (unsigned long long)ns.deletes, (unsigned long long)ns.errors,
 	    (unsigned long long)ns.retries, (unsigned long long)ns.eagain);
-	tprintf(t, "  monitor events %llu, overruns %llu; routes lost and written again %llu\n",
+	tprintf(t, "  monitor events %llu, overruns %llu; routes lost and written again %llu; "
+		   "batches refused %llu; gateway-only nexthop sets resolved %llu\n",
 	    (unsigned long long)sn->ms.events, (unsigned long long)sn->ms.overruns,
-	    (unsigned long long)ns.routes_lost);
+	    (unsigned long long)ns.routes_lost, (unsigned long long)ns.batches_refused,
+	    (unsigned long long)ns.gateways_resolved);
 	tprintf(t, "sync: dumps %llu started, %llu completed, %llu interrupted, %llu failed; "
 		   "%llu rescans asked for by events; %llu routes adopted, %llu unclaimed ones pruned, "
 		   "%llu found changed and rewritten; %llu notifications replayed after scans, "
@@ -272,6 +274,12 @@ metrics_text(struct text *t, const struct snap *sn)
 	metric1(t, "fibd_netlink_deletes_total", "counter", "Routes deleted", (double)ns->deletes);
 	metric1(t, "fibd_netlink_errors_total", "counter", "Writes the kernel refused", (double)ns->errors);
 	metric1(t, "fibd_netlink_retries_total", "counter", "Writes retried", (double)ns->retries);
+	metric1(t, "fibd_netlink_batches_refused_total", "counter",
+	    "Batches the kernel refused as a whole (each message failed with the error)",
+	    (double)ns->batches_refused);
+	metric1(t, "fibd_netlink_gateways_resolved_total", "counter",
+	    "Gateway-only nexthop sets whose devices the kernel named (for their nexthop objects)",
+	    (double)ns->gateways_resolved);
 	metric1(t, "fibd_netlink_queued", "gauge", "Routes queued for the kernel", (double)ns->queued);
 	metric1(t, "fibd_netlink_inflight", "gauge", "Messages awaiting their ACK", ns->inflight);
 	metric1(t, "fibd_monitor_events_total", "counter", "Kernel notifications read", (double)sn->ms.events);
@@ -368,7 +376,8 @@ status_json(struct text *t, const struct snap *sn)
 	    "\"messages\":%llu,\"batches\":%llu,\"adds\":%llu,\"replaces\":%llu,\"deletes\":%llu,"
 	    "\"errors\":%llu,\"retries\":%llu,\"send_waits\":%llu,\"monitor_events\":%llu,"
 	    "\"monitor_overruns\":%llu,\"routes_lost\":%llu,\"batch_limit\":%u,\"send_max_us\":%llu,"
-	    "\"writer_batches\":%u,\"nexthop_objects\":%s},",
+	    "\"writer_batches\":%u,\"batches_refused\":%llu,\"gateways_resolved\":%llu,"
+	    "\"nexthop_objects\":%s},",
 	    (unsigned long long)ns.queued, ns.inflight, ns.window, (unsigned long long)ns.parked,
 	    (unsigned long long)ns.msgs_sent, (unsigned long long)ns.batches_sent,
 	    (unsigned long long)ns.adds, (unsigned long long)ns.replaces,
@@ -376,7 +385,8 @@ status_json(struct text *t, const struct snap *sn)
 	    (unsigned long long)ns.retries, (unsigned long long)ns.eagain,
 	    (unsigned long long)sn->ms.events, (unsigned long long)sn->ms.overruns,
 	    (unsigned long long)ns.routes_lost, ns.batch_limit, (unsigned long long)ns.send_max_us,
-	    ns.batches_queued, ns.nh_objects ? "true" : "false");
+	    ns.batches_queued, (unsigned long long)ns.batches_refused,
+	    (unsigned long long)ns.gateways_resolved, ns.nh_objects ? "true" : "false");
 	tprintf(t,
 	    "\"sync\":{\"dumps_started\":%llu,\"dumps_completed\":%llu,\"dumps_interrupted\":%llu,"
 	    "\"dumps_failed\":%llu,\"rescans_triggered\":%llu,\"routes_adopted\":%llu,"

@@ -92,8 +92,11 @@ read_attrs(const struct kmsg_rt *kr)
 	if (!kmsg_rt_attrs(kr, &sync_env, &rt, &nh_id))
 		return NULL;
 	a = rattr_intern(&rt);
-	if (a && nh_id && a->nh_state == RATTR_NH_NONE) {
-		/* The object an earlier fibd made stands for these nexthops. */
+	if (a && nh_id && a->nh_state == RATTR_NH_NONE && nl_claim_old_nh_object(nh_id)) {
+		/*
+		 * The object an earlier fibd made stands for these nexthops. Once:
+		 * a set that took it over (a route fed without its device) has it now.
+		 */
 		a->nh_id = nh_id;
 		a->nh_state = RATTR_NH_CREATED;
 	}

@@ -13,6 +13,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include <linux/netlink.h>
+
 #include "nlbuild.h"
 
 /* ---- the dump socket ---- */
@@ -61,6 +63,15 @@ unsigned kf_nl_unanswered(void);
 /* The type (RTM_*) and sequence number of unanswered message i. */
 uint16_t kf_nl_type(unsigned i);
 uint32_t kf_nl_seq(unsigned i);
+
+/* Unanswered message i as sent (its first 512 bytes). */
+const struct nlmsghdr *kf_nl_msg(unsigned i);
+/*
+ * kf_nl_echo - send back unanswered message i (a route with one nexthop) as
+ * the kernel does for NLM_F_ECHO: the route as made, here with the device oif.
+ * It stays unanswered: its ACK comes after.
+ */
+void kf_nl_echo(unsigned i, int oif);
 
 /*
  * kf_nl_ack - answer the first n unanswered messages, each with err (0: done),

@@ -53,15 +53,18 @@ kf_nl_held_sends(void)
 	return n;
 }
 
+#define KF_MSG_KEEP 512 /* bytes of each message kept (for kf_nl_msg and kf_nl_echo) */
+
 static struct {
 	uint16_t type;
 	uint32_t seq;
 	struct nlmsghdr hdr; /* echoed in the ACK, as with NETLINK_CAP_ACK */
+	_Alignas(8) char msg[KF_MSG_KEEP];
 } msgs[KF_MSGS];
 static unsigned n_msgs;
-/* ACK datagrams waiting to be read */
+/* Datagrams waiting to be read: ACKs and echoes */
 static struct {
-	_Alignas(8) char buf[64];
+	_Alignas(8) char buf[KF_MSG_KEEP + 64];
 	size_t len;
 } acks[KF_MSGS];
 static unsigned n_acks, at_acks;
@@ -95,6 +98,7 @@ nl_send(const void *buf, size_t len)
 		msgs[n_msgs].type = nlh->nlmsg_type;
 		msgs[n_msgs].seq = nlh->nlmsg_seq;
 		msgs[n_msgs].hdr = *nlh;
+		memcpy(msgs[n_msgs].msg, nlh, nlh->nlmsg_len < KF_MSG_KEEP ? nlh->nlmsg_len : KF_MSG_KEEP);
 		n_msgs++;
 	}
 	return (ssize_t)len;
@@ -151,6 +155,24 @@ uint32_t
 kf_nl_seq(unsigned i)
 {
 	return msgs[i].seq;
+}
+
+const struct nlmsghdr *
+kf_nl_msg(unsigned i)
+{
+	return (const struct nlmsghdr *)msgs[i].msg;
+}
+
+void
+kf_nl_echo(unsigned i, int oif)
+{
+	const struct nlmsghdr *sent = (const struct nlmsghdr *)msgs[i].msg;
+	struct nlmsghdr *nlh = (struct nlmsghdr *)acks[n_acks].buf;
+
+	memcpy(nlh, sent, sent->nlmsg_len);
+	nlh->nlmsg_flags = 0;
+	mnl_attr_put_u32(nlh, RTA_OIF, (uint32_t)oif);
+	acks[n_acks++].len = nlh->nlmsg_len;
 }
 
 static void

@@ -127,6 +127,13 @@ nl_old_nh_object(uint32_t id)
 	return NULL;
 }
 
+bool
+nl_claim_old_nh_object(uint32_t id)
+{
+	(void)id;
+	return false;
+}
+
 void
 nl_route_changed(struct route *r, struct rattr *now)
 {

@@ -6,7 +6,9 @@
  * wedged the writer before); a send that would block waits and goes out later;
  * ACK errors land on the route (unreachable waits, EEXIST asks the exists hook,
  * a delete of what is gone is done); an ACK out of order has the messages
- * before it written again rather than stuck in flight.
+ * before it written again rather than stuck in flight; routes through a
+ * gateway alone take a nexthop object on the device the kernel's echo of the
+ * first of them names, and stay inline if the kernel cannot reach it.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -20,6 +22,8 @@
 #include <unistd.h>
 
 #include <cmocka.h>
+#include <libmnl/libmnl.h>
+#include <linux/nexthop.h>
 #include <linux/rtnetlink.h>
 
 #include "kfake.h"
@@ -355,6 +359,84 @@ test_ack_errors(void **state)
 	assert_int_equal(last_err, 0);
 }
 
+/* The value of 32-bit attribute `type` of message i as sent, or 0 if it has none. */
+static uint32_t
+sent_u32(unsigned i, size_t hdrlen, uint16_t type)
+{
+	const struct nlmsghdr *nlh = kf_nl_msg(i);
+	const struct nlattr *attr;
+
+	mnl_attr_for_each(attr, nlh, hdrlen)
+		if (mnl_attr_get_type(attr) == type)
+			return mnl_attr_get_u32(attr);
+	return 0;
+}
+
+static void
+test_gateway_only_takes_object(void **state)
+{
+	struct route *r[3], *u[3];
+	uint32_t id;
+	(void)state;
+
+	nl_use_nh_objects(1);
+	for (unsigned i = 0; i < 3; i++)
+		r[i] = want_route(i + 1);
+	run();
+	/* The first route asks, inline; the others wait for the answer. */
+	assert_int_equal(kf_nl_unanswered(), 1);
+	assert_int_equal(kf_nl_type(0), RTM_NEWROUTE);
+	assert_true(kf_nl_msg(0)->nlmsg_flags & NLM_F_ECHO);
+	assert_int_equal(sent_u32(0, sizeof(struct rtmsg), RTA_NH_ID), 0);
+	assert_int_equal(sent_u32(0, sizeof(struct rtmsg), RTA_OIF), 0);
+	kf_nl_echo(0, 7);
+	kf_nl_ack(1, 0);
+	nl_poll();
+	run();
+	/* An object on device 7, and the two routes through it. */
+	assert_int_equal(kf_nl_unanswered(), 3);
+	assert_int_equal(kf_nl_type(0), RTM_NEWNEXTHOP);
+	assert_int_equal(sent_u32(0, sizeof(struct nhmsg), NHA_OIF), 7);
+	id = sent_u32(0, sizeof(struct nhmsg), NHA_ID);
+	assert_int_not_equal(id, 0);
+	for (unsigned i = 1; i < 3; i++) {
+		assert_int_equal(kf_nl_type(i), RTM_NEWROUTE);
+		assert_false(kf_nl_msg(i)->nlmsg_flags & NLM_F_ECHO);
+		assert_int_equal(sent_u32(i, sizeof(struct rtmsg), RTA_NH_ID), id);
+	}
+	kf_nl_ack(3, 0);
+	nl_poll();
+	assert_int_equal(n_done, 3);
+	for (unsigned i = 0; i < 3; i++)
+		assert_ptr_equal(r[i]->have, r[i]->want);
+
+	/* A gateway the kernel cannot reach: one asks, the rest go inline and wait as such routes do. */
+	for (unsigned i = 0; i < 3; i++) {
+		char dst[32];
+		snprintf(dst, sizeof(dst), "192.0.2.%u", 10 + i);
+		u[i] = troute_want(t, dst, 32, "198.51.100.9");
+		u[i]->flags |= R_EXCL;
+		nl_enqueue(u[i]);
+	}
+	run();
+	assert_int_equal(kf_nl_unanswered(), 1);
+	assert_true(kf_nl_msg(0)->nlmsg_flags & NLM_F_ECHO);
+	kf_nl_ack(1, ENETUNREACH);
+	nl_poll();
+	run();
+	assert_int_equal(kf_nl_unanswered(), 2);
+	for (unsigned i = 0; i < 2; i++) {
+		assert_int_equal(kf_nl_type(i), RTM_NEWROUTE);
+		assert_false(kf_nl_msg(i)->nlmsg_flags & NLM_F_ECHO);
+		assert_int_equal(sent_u32(i, sizeof(struct rtmsg), RTA_NH_ID), 0);
+	}
+	kf_nl_ack(2, ENETUNREACH);
+	nl_poll();
+	for (unsigned i = 0; i < 3; i++)
+		assert_true(u[i]->flags & R_WAITING);
+	assert_int_equal(inflight(), 0);
+}
+
 /* An ACK before those of earlier messages: they are written again, not left in flight for ever. */
 static void
 test_out_of_order_ack(void **state)
@@ -396,6 +478,7 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_send_waits, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_ack_errors, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_out_of_order_ack, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_gateway_only_takes_object, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
