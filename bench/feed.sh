@@ -11,17 +11,24 @@
 # The route set is shaped like today's DFZ by default (routes.py gen-dfz: its
 # length mix, clustered as allocations are; 564,579 IPv4 + 167,903 IPv6 as in
 # the reference table); --uniform takes the old set (routes.py gen: spread
-# uniformly, 80 % IPv4, default 700000).
+# uniformly, 80 % IPv4, default 700000). --no-dev feeds fibd the routes
+# without their device (`via GW` alone, as most people write them): the kernel
+# resolves it, and fibd makes its nexthop objects on the device it picked. The
+# references install the same routes with the device.
 #
-#   bench/feed.sh [--uniform] [ROUTES]      (as root)
+#   bench/feed.sh [--uniform] [--no-dev] [ROUTES]      (as root)
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 B=${BUILD_DIR:-$here/../build-bench}
 shape=dfz
-if [ "${1:-}" = --uniform ]; then
-	shape=uniform
-	shift
-fi
+nodev=0
+while [ $# -gt 0 ]; do
+	case $1 in
+	--uniform) shape=uniform; shift ;;
+	--no-dev) nodev=1; shift ;;
+	*) break ;;
+	esac
+done
 if [ "$shape" = dfz ]; then
 	N=${1:-732482}
 	N4=$((N * 564579 / 732482))
@@ -46,6 +53,11 @@ gen=gen-dfz
 [ "$shape" = uniform ] && gen=gen
 python3 "$here/../netns/routes.py" "$gen" "$N4" "$N6" va 198.51.100.1 2001:db8:ff::1 11 >"$W/routes"
 sed 's/^/route add /; s/$/ table 100 proto 12/' "$W/routes" >"$W/batch-inline"
+if [ "$nodev" = 1 ]; then
+	sed 's/ dev va$//' "$W/routes" >"$W/feed-routes"
+else
+	cp "$W/routes" "$W/feed-routes"
+fi
 {
 	echo "nexthop add id 1 via 198.51.100.1 dev va"
 	echo "nexthop add id 2 via 2001:db8:ff::1 dev va"
@@ -66,7 +78,7 @@ rss0=$(proc_rss "$dpid")
 cpu0=$(proc_cpu "$dpid")
 probe_start # fibctl status every 50 ms during the load
 t0=$(date +%s.%N)
-out=$(ip netns exec "$NS" "$B/fibd/fibctl/fibctl" -s "$sock" feed --wait --table 100 "$W/routes")
+out=$(ip netns exec "$NS" "$B/fibd/fibctl/fibctl" -s "$sock" feed --wait --table 100 "$W/feed-routes")
 t1=$(date +%s.%N)
 probe_stop
 cpu1=$(proc_cpu "$dpid")
@@ -74,7 +86,9 @@ rss1=$(proc_rss "$dpid")
 status=$(ip netns exec "$NS" "$B/fibd/fibctl/fibctl" -s "$sock" -j status)
 installed=$(count_routes)
 fibd_time=$(calc %.3f "$t1 - $t0")
-row "fibd (fibctl feed --wait)" "$fibd_time" "$(calc %.0f "$installed / $fibd_time")" "$installed" \
+fibd_row="fibd (fibctl feed --wait)"
+[ "$nodev" = 1 ] && fibd_row="fibd (feed without dev)"
+row "$fibd_row" "$fibd_time" "$(calc %.0f "$installed / $fibd_time")" "$installed" \
 	"cpu $(calc %.2f "$cpu1 - $cpu0") s, rss $((rss0 / 1024))->$((rss1 / 1024)) MiB, $(( (rss1 - rss0) * 1024 / N )) B/route"
 loop=$(python3 -c '
 import json, sys

@@ -3,7 +3,8 @@
  * writer replaced by tests/fakes/nl_fake.c: the session state machine (HELLO
  * first, generations, errors that close only the bad session), the coalescing
  * of changes (desired state is the queue), the mark-and-sweep of a new
- * generation, key conflicts between clients, and the PING barrier.
+ * generation, key conflicts between clients, the PING barrier, and a session
+ * closed, not left waiting, when fibd has no memory for it or for its reply.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -48,6 +49,25 @@ __wrap_calloc(size_t n, size_t size)
 	}
 	return __real_calloc(n, size);
 }
+/*
+ * realloc, wrapped (tests/meson.build): while realloc_fail is set, growing a
+ * buffer from nothing fails (an output buffer's first bytes: a reply that
+ * cannot be encoded).
+ */
+void *__real_realloc(void *p, size_t size);
+void *__wrap_realloc(void *p, size_t size);
+static bool realloc_fail;
+
+void *
+__wrap_realloc(void *p, size_t size)
+{
+	if (realloc_fail && !p) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	return __real_realloc(p, size);
+}
+
 static char sock_path[108];
 static struct feed_config cfg;
 
@@ -813,6 +833,36 @@ test_no_memory_for_a_session(void **state)
 	client_close(&c);
 }
 
+/*
+ * A PONG fibd has no memory to encode: the client would wait for it for
+ * ever, so the session is closed instead; the next client is served.
+ */
+static void
+test_reply_not_encoded(void **state)
+{
+	struct client c, d;
+	struct ps_msg ping = { .type = PS_PING, .u.token = 5 };
+	const struct ps_msg *m;
+	struct ps_buf b;
+	(void)state;
+
+	connect_feed(&c, "no-pong"); /* its WELCOME went out; the PONG needs a new buffer */
+	ps_buf_init(&b);
+	assert_true(ps_enc_msg(&b, &ping, NULL) > 0);
+	realloc_fail = true;
+	client_send_raw(&c, b.data, b.len);
+	realloc_fail = false;
+	ps_buf_release(&b);
+	while ((m = client_next(&c)))
+		assert_int_not_equal(m->type, PS_PONG);
+	assert_true(c.closed);
+	client_close(&c);
+	connect_feed(&d, "after");
+	send_simple(&d, PS_PING, 6);
+	assert_true(expect(&d, PS_PONG)->u.token == 6);
+	client_close(&d);
+}
+
 extern struct rtable *sync_fake_claimed[16];
 extern unsigned sync_fake_n_claimed;
 
@@ -924,6 +974,7 @@ main(void)
 		cmocka_unit_test(test_stale_time),
 		cmocka_unit_test(test_restart_claims),
 		cmocka_unit_test(test_no_memory_for_a_session),
+		cmocka_unit_test(test_reply_not_encoded),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
