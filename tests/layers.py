@@ -14,8 +14,8 @@ import sys
 LAYERS = [
     ("base", "data types and utilities every layer uses",
      ["log", "conf", "slab", "rattr", "table", "health", "state", "format", "privs"]),
-    ("codec", "kernel route messages to keys and attributes and back; no sockets",
-     ["kmsg"]),
+    ("codec", "kernel route messages to keys and attributes and back, BGP messages; no sockets",
+     ["kmsg", "bgp_msg"]),
     ("kernel I/O", "the writer, the dump socket, the monitor; they report through hooks",
      ["nl", "nl_send", "nl_writer", "dump", "monitor"]),
     ("engine", "scans, replay, prune, repair; learn; owners of desired routes; events",
