@@ -312,60 +312,78 @@ kmsg_rt_attrs(const struct kmsg_rt *kr, const struct kmsg_env *env, struct ps_ro
 
 /* ---- the devices the kernel picked ---- */
 
-struct oif_match {
-	const struct rattr *a;
-	int *oif;
-	uint64_t taken; /* nexthops of a matched so far */
+/* The kernel's nexthops of an echoed route: gateway and device each. */
+struct oif_list {
+	unsigned n;
 	bool bad;
+	struct {
+		union ps_addr gw;
+		uint8_t fam;
+		bool taken;
+		int ifindex;
+	} nh[64];
 };
 
-/* One nexthop of the kernel's: the first nexthop of a with its gateway, not matched yet, gets its device. */
 static void
-oif_take(struct oif_match *m, const struct nlattr *gw, const struct nlattr *via, int ifindex)
+oif_add(struct oif_list *l, const struct nlattr *gw, const struct nlattr *via, int ifindex)
 {
-	union ps_addr addr = { 0 };
-	uint8_t fam;
-
-	if (!gateway_of(gw, via, &addr, &fam)) {
-		m->bad = true;
+	if (l->n == 64) {
+		l->bad = true;
 		return;
 	}
-	for (unsigned i = 0; i < m->a->n_nh && i < 64; i++) {
-		const struct rnh *nh = &m->a->nh[i];
-		if (!(m->taken & (1ull << i)) && nh->gw_family == fam && !memcmp(nh->gw.b, addr.b, 16)) {
-			m->taken |= 1ull << i;
-			m->oif[i] = ifindex;
-			return;
-		}
+	memset(&l->nh[l->n].gw, 0, sizeof(l->nh[l->n].gw));
+	if (!gateway_of(gw, via, &l->nh[l->n].gw, &l->nh[l->n].fam)) {
+		l->bad = true;
+		return;
 	}
+	l->nh[l->n].taken = false;
+	l->nh[l->n++].ifindex = ifindex;
 }
 
 static bool
 oif_one(const struct rtnexthop *nh, const struct nlattr *const *sub, void *ctx)
 {
-	oif_take(ctx, sub[RTA_GATEWAY], sub[RTA_VIA], nh->rtnh_ifindex);
+	oif_add(ctx, sub[RTA_GATEWAY], sub[RTA_VIA], nh->rtnh_ifindex);
 	return true;
+}
+
+/* The first of the kernel's nexthops not taken yet with nh's gateway (and its device, if nh names one). */
+static int
+oif_take(struct oif_list *l, const struct rnh *nh, bool by_device)
+{
+	for (unsigned k = 0; k < l->n; k++)
+		if (!l->nh[k].taken && l->nh[k].fam == nh->gw_family && !memcmp(l->nh[k].gw.b, nh->gw.b, 16) &&
+		    (!by_device || l->nh[k].ifindex == nh->ifindex)) {
+			l->nh[k].taken = true;
+			return l->nh[k].ifindex;
+		}
+	return 0;
 }
 
 bool
 kmsg_rt_oifs(const struct kmsg_rt *kr, const struct rattr *a, int *oif)
 {
-	struct oif_match m = { .a = a, .oif = oif };
+	static struct oif_list l;
 	const struct nlattr *const *tb = kr->tb;
 
 	if (!a->n_nh || a->n_nh > 64 || tb[RTA_NH_ID])
 		return false;
-	for (unsigned i = 0; i < a->n_nh; i++)
-		oif[i] = 0;
+	l.n = 0;
+	l.bad = false;
 	if (tb[RTA_MULTIPATH]) {
-		if (!multipath_walk(tb[RTA_MULTIPATH], oif_one, &m))
+		if (!multipath_walk(tb[RTA_MULTIPATH], oif_one, &l))
 			return false;
 	} else {
-		oif_take(&m, tb[RTA_GATEWAY], tb[RTA_VIA],
-		    tb[RTA_OIF] ? (int)mnl_attr_get_u32(tb[RTA_OIF]) : 0);
+		oif_add(&l, tb[RTA_GATEWAY], tb[RTA_VIA], tb[RTA_OIF] ? (int)mnl_attr_get_u32(tb[RTA_OIF]) : 0);
 	}
-	if (m.bad)
+	if (l.bad || l.n != a->n_nh)
 		return false;
+	/* Nexthops with a device first, by gateway and device; then those given by their gateway alone. */
+	for (unsigned i = 0; i < a->n_nh; i++)
+		oif[i] = a->nh[i].ifname[0] ? oif_take(&l, &a->nh[i], true) : 0;
+	for (unsigned i = 0; i < a->n_nh; i++)
+		if (!a->nh[i].ifname[0])
+			oif[i] = oif_take(&l, &a->nh[i], false);
 	for (unsigned i = 0; i < a->n_nh; i++)
 		if (oif[i] <= 0)
 			return false;

@@ -89,8 +89,9 @@ bool kmsg_rt_attrs(const struct kmsg_rt *kr, const struct kmsg_env *env, struct 
 /*
  * kmsg_rt_oifs - the devices the kernel gave the nexthops of a route it sent
  * back (kr, an echo of a route written with a's nexthops inline): oif[i] for
- * a->nh[i], each matched by its gateway. False if one has no device, a has
- * over 64 nexthops, or the route uses a nexthop object.
+ * a->nh[i], each matched by its gateway (and by its device, a->nh[i].ifindex,
+ * when it names one). False if one has no device, the nexthops differ in
+ * number, a has over 64, or the route uses a nexthop object.
  */
 bool kmsg_rt_oifs(const struct kmsg_rt *kr, const struct rattr *a, int *oif);
 

@@ -55,7 +55,6 @@ struct nl_state {
 	uint64_t queued;              /* on the queue or held */
 	struct route *hhead, *htail;  /* held until their table's first scan is done, or couple */
 	uint64_t held;
-	struct route *rshead, *rstail; /* waiting for the devices of their gateways (nl_send.c) */
 	struct inflight ring[NL_WINDOW_MAX];
 	uint32_t ring_head, ring_n;
 	char *batch;          /* being filled: a slot of the writer thread's (nl_writer.c) */
@@ -94,7 +93,8 @@ struct route *nl_dequeue(void);
 void nl_requeue_head(struct route *r);
 void nl_hold(struct route *r);
 void nl_wait_resolve(struct route *r);
-void nl_release_resolving(void);
+void nl_release_resolving(struct rattr *a);
+void nl_unclaim_old_nh_object(uint32_t id);
 void nl_finish(struct route *r, int err, const char *text);
 void nl_park(struct route *r);
 uint8_t nl_intern_text(const char *s);

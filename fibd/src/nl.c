@@ -236,30 +236,36 @@ nl_hold(struct route *r)
 }
 
 /*
- * A route whose gateways' devices are being asked for (nl_send.c): it waits,
- * counted as queued, until the answer comes.
+ * A route whose gateways' devices are being asked for (nl_send.c) waits on
+ * its set's list, counted as queued, until the answer comes. The list holds a
+ * reference to the set: the route's want may move on meanwhile.
  */
 void
 nl_wait_resolve(struct route *r)
 {
+	struct rattr *a = r->want;
+
 	r->flags |= R_QUEUED;
 	nl_pending_update(r, (uint8_t)(r->flags & ~R_QUEUED));
 	nl.queued++;
-	fifo_append(&nl.rshead, &nl.rstail, r);
+	if (!a->wait_head)
+		rattr_ref(a);
+	fifo_append(&a->wait_head, &a->wait_tail, r);
 }
 
-/* An answer came (or none will): the waiting routes go back to the head of the queue. */
+/* a's question is answered (or will not be): its waiting routes go back to the head of the queue. */
 void
-nl_release_resolving(void)
+nl_release_resolving(struct rattr *a)
 {
-	if (!nl.rshead)
+	if (!a->wait_head)
 		return;
-	nl.rstail->qnext = nl.qhead;
+	a->wait_tail->qnext = nl.qhead;
 	if (!nl.qhead)
-		nl.qtail = nl.rstail;
-	nl.qhead = nl.rshead;
-	nl.rshead = nl.rstail = NULL;
+		nl.qtail = a->wait_tail;
+	nl.qhead = a->wait_head;
+	a->wait_head = a->wait_tail = NULL;
 	nl_kick();
+	rattr_unref(a); /* the caller holds another */
 }
 
 void
@@ -540,6 +546,16 @@ nl_claim_old_nh_object(uint32_t id)
 		return false;
 	p->claimed = true;
 	return true;
+}
+
+/* The set that claimed it went before any route held it (a dump thrown away): claimable again. */
+void
+nl_unclaim_old_nh_object(uint32_t id)
+{
+	struct old_nhobj *p = find_old(id);
+
+	if (p)
+		p->claimed = false;
 }
 
 /*

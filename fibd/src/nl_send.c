@@ -78,6 +78,9 @@ put_nh_objects(struct rattr *a)
 {
 	unsigned n = a->n_nh > 1 ? a->n_nh + 1u : 1u;
 
+	/* Its own from now on: a set it borrowed from may go (and delete that object). */
+	if (a->nh_owner)
+		a->nh_owner = rattr_unref(a->nh_owner);
 	/* Fresh ids every time: a failed attempt may have left some of the old ones. */
 	a->nh_id = nl.next_nh_id + n - 1;
 	nl.next_nh_id += n;
@@ -146,21 +149,21 @@ devices_of(struct rattr *a)
 	return a->nh_res == RATTR_RES_DONE ? DEV_KNOWN : DEV_INLINE;
 }
 
-/* The kernel's answer (or its absence, err) for the set a, asked by a route written with echo. */
+/*
+ * The ACK (err) of the message seq that asked for a's devices, and no echo
+ * answered before it: the gateway is unreachable (the set is written inline
+ * and waits, as its routes do, for a link or an address); or the write said
+ * nothing of the gateway (a foreign route on the key; an IPv4 route replaced
+ * by an identical one, which the kernel does not echo): the next route asks.
+ */
 static void
-devices_answered(struct rattr *a, int err)
+devices_answered(struct rattr *a, uint32_t seq, int err)
 {
-	if (a->nh_res != RATTR_RES_ASKED)
+	if (a->nh_res != RATTR_RES_ASKED || a->res_seq != seq)
 		return;
-	/*
-	 * No readable echo: the gateway is unreachable (wait for a link or an
-	 * address, as the route does), or the kernel's copy said nothing usable.
-	 * Another error (a foreign route on the key) says nothing of the gateway:
-	 * the next route asks again.
-	 */
-	a->nh_res = err && !unreachable_errno(err) ? RATTR_RES_NONE : RATTR_RES_FAILED;
+	a->nh_res = unreachable_errno(err) ? RATTR_RES_FAILED : RATTR_RES_NONE;
 	a->res_gen = nl.link_gen;
-	nl_release_resolving();
+	nl_release_resolving(a);
 }
 
 /* Queue the deletion of a's kernel objects (a is about to be freed or recreated). */
@@ -169,6 +172,13 @@ drop_nh_objects(struct rattr *a)
 {
 	unsigned n;
 
+	if (a->nh_owner) {
+		/* Another set's object: that set deletes it once no route uses either. */
+		a->nh_owner = rattr_unref(a->nh_owner);
+		a->nh_id = 0;
+		a->nh_state = RATTR_NH_NONE;
+		return;
+	}
 	if (!a->nh_id)
 		return;
 	n = a->n_nh > 1 ? a->n_nh + 1u : 1u;
@@ -230,8 +240,15 @@ nl_link_down(int ifindex)
 void
 nl_on_rattr_free(struct rattr *a)
 {
+	if (a->nh_dump_only && a->nh_id) {
+		/* A dump named it and was thrown away; the routes using it are adopted later. */
+		nl_unclaim_old_nh_object(a->nh_id);
+		return;
+	}
 	if (nl.open)
 		drop_nh_objects(a);
+	else if (a->nh_owner)
+		rattr_unref(a->nh_owner);
 }
 
 /*
@@ -283,19 +300,19 @@ build(struct route *r, enum op op)
 			drop_nh_objects(a);
 		put_nh_objects(a);
 	}
-	if (echo) {
-		a->nh_res = RATTR_RES_ASKED;
-		a->res_gen = nl.link_gen;
-	}
-
 	{
 		struct kmsg_key k = { .table = t->id, .family = t->family, .plen = route_plen(r),
 			.tos = r->tos, .metric = r->metric };
+		uint32_t seq = ring_push(op, r, op == OP_DEL ? NULL : a, 0, echo);
 		route_prefix(r, &k.prefix);
-		nl.batch_len += kmsg_put_route(nl.batch + nl.batch_len,
-		    ring_push(op, r, op == OP_DEL ? NULL : a, 0, echo),
+		nl.batch_len += kmsg_put_route(nl.batch + nl.batch_len, seq,
 		    op == OP_DEL ? KMSG_DEL : op == OP_REPLACE ? KMSG_REPLACE : KMSG_ADD_EXCL, &k,
 		    nl.protocol, a, (nhid ? KMSG_NH_OBJECT : KMSG_INLINE) | (echo ? KMSG_ECHO : 0));
+		if (echo) {
+			a->nh_res = RATTR_RES_ASKED;
+			a->res_gen = nl.link_gen;
+			a->res_seq = seq;
+		}
 	}
 	return 1;
 }
@@ -381,29 +398,38 @@ flush(void)
 }
 
 /*
- * have (a route's attributes as a dump gave them, the devices the kernel
- * picked named) holds a nexthop object an earlier fibd made for want, a set
- * given by gateways alone: want takes the object over, and the devices with
- * it, so that neither the routes nor the object are written again.
+ * have (a route's attributes as a dump gave them, with the devices the kernel
+ * picked) holds a nexthop object an earlier fibd made, and want, a set given
+ * by gateways alone, means the same: want uses that object, on those devices,
+ * so that neither the routes nor an object are written. have keeps the object
+ * (other routes may use it through have) and want holds have, so the object
+ * is deleted only when neither set is used any more.
  */
 static bool
 take_object(struct rattr *have, struct rattr *want)
 {
 	int oif[PS_NEXTHOPS_MAX];
 
-	if (want->nh_state != RATTR_NH_NONE || !wants_nh_object(want))
+	if (have->nh_owner)
+		have = have->nh_owner;
+	if (want->nh_state != RATTR_NH_NONE || want->nh_owner || have->nh_state != RATTR_NH_CREATED ||
+	    !have->nh_id || !wants_nh_object(want))
 		return false;
 	for (unsigned i = 0; i < want->n_nh; i++)
 		if (!(oif[i] = (int)if_nametoindex(have->nh[i].ifname)))
 			return false;
 	for (unsigned i = 0; i < want->n_nh; i++)
-		want->nh[i].kifindex = oif[i];
-	want->nh_res = RATTR_RES_DONE;
-	want->res_gen = nl.link_gen;
+		want->nh[i].kifindex = want->nh[i].ifname[0] ? 0 : oif[i];
+	want->nh_owner = rattr_ref(have);
 	want->nh_id = have->nh_id;
 	want->nh_state = RATTR_NH_CREATED;
-	have->nh_id = 0;
-	have->nh_state = RATTR_NH_NONE;
+	want->res_gen = nl.link_gen;
+	if (want->nh_res == RATTR_RES_ASKED) {
+		/* A route of want's asked meanwhile: the ones waiting for its answer need none. */
+		want->nh_res = RATTR_RES_DONE;
+		nl_release_resolving(want);
+	}
+	want->nh_res = RATTR_RES_DONE;
 	return true;
 }
 
@@ -450,9 +476,14 @@ nl_on_kick(uv_idle_t *h)
 			    ring_push(OP_NH_DEL, NULL, NULL, id, false), id);
 			msgs++;
 		}
-		while (nl.ring_n < NL_WINDOW_MAX && (r = nl_dequeue())) {
+		for (unsigned looked = 0; nl.ring_n < NL_WINDOW_MAX && (r = nl_dequeue()); looked++) {
 			enum op op;
 			int rc;
+			/* Routes that write nothing (held, waiting, fulfilled) count against the time too. */
+			if ((looked & 255) == 255 && uv_hrtime() >= deadline) {
+				nl_requeue_head(r);
+				break;
+			}
 			if (r->flags & R_INFLIGHT)
 				continue;
 			if (r->want == r->have || kernel_fulfils(r)) {
@@ -568,7 +599,7 @@ complete(struct inflight f, int err, const char *text)
 	r->flags &= (uint8_t)~R_INFLIGHT;
 	nl_pending_update(r, (uint8_t)(r->flags | R_INFLIGHT));
 	if (f.echo)
-		devices_answered(f.sent, err);
+		devices_answered(f.sent, f.seq, err);
 	if (err && f.sent && f.sent->nh_state == RATTR_NH_FAILED && f.sent->nh_err) {
 		/* The object could not be made: that is the route's real error. */
 		err = f.sent->nh_err;
@@ -690,15 +721,22 @@ handle_echo(const struct nlmsghdr *nlh)
 	if (!nl.ring_n || f->seq != nlh->nlmsg_seq || !f->echo || !f->sent)
 		return;
 	a = f->sent;
-	if (a->nh_res != RATTR_RES_ASKED || a->n_nh > NL_RESOLVE_NH_MAX ||
-	    kmsg_rt_parse(nlh, &kr) < 0 || !kmsg_rt_oifs(&kr, a, oif))
-		return; /* the ACK says what became of it */
-	for (unsigned i = 0; i < a->n_nh; i++)
-		a->nh[i].kifindex = a->nh[i].ifname[0] ? 0 : oif[i];
-	a->nh_res = RATTR_RES_DONE;
-	a->res_gen = nl.link_gen;
-	nl.st.gateways_resolved++;
-	nl_release_resolving();
+	if (a->nh_res != RATTR_RES_ASKED || a->res_seq != f->seq)
+		return; /* another message asks now, or the set has an object already */
+	if (a->res_gen != nl.link_gen) {
+		a->nh_res = RATTR_RES_NONE; /* links changed since it asked: ask again */
+	} else if (a->n_nh > NL_RESOLVE_NH_MAX || kmsg_rt_parse(nlh, &kr) < 0 ||
+	    !kmsg_rt_oifs(&kr, a, oif)) {
+		log_warn("nl: the kernel's copy of a route through gateways alone names no device "
+			 "for each; such routes are written inline");
+		a->nh_res = RATTR_RES_FAILED;
+	} else {
+		for (unsigned i = 0; i < a->n_nh; i++)
+			a->nh[i].kifindex = a->nh[i].ifname[0] ? 0 : oif[i];
+		a->nh_res = RATTR_RES_DONE;
+		nl.st.gateways_resolved++;
+	}
+	nl_release_resolving(a);
 }
 
 /*
@@ -714,9 +752,9 @@ lose_oldest(uint32_t n)
 		struct inflight *f = &nl.ring[nl.ring_head];
 		nl.ring_head = (nl.ring_head + 1) % NL_WINDOW_MAX;
 		nl.ring_n--;
-		if (f->echo && f->sent->nh_res == RATTR_RES_ASKED) {
+		if (f->echo && f->sent->nh_res == RATTR_RES_ASKED && f->sent->res_seq == f->seq) {
 			f->sent->nh_res = RATTR_RES_NONE; /* asked again */
-			nl_release_resolving();
+			nl_release_resolving(f->sent);
 		}
 		if (f->r) {
 			f->r->flags &= (uint8_t)~R_INFLIGHT;

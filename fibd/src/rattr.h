@@ -43,9 +43,18 @@ struct rattr {
 	uint32_t nh_id;   /* the object (a group for ECMP; members are nh_id - n_nh ..) or 0 */
 	uint16_t nh_err;  /* errno of its creation when nh_state is RATTR_NH_FAILED */
 	uint8_t nh_state; /* RATTR_NH_* */
+	uint8_t nh_dump_only; /* nh_id is an earlier fibd's object a dump named, no route holds yet */
 	/* The devices of nexthops given by their gateway alone (nl_send.c). */
 	uint8_t nh_res;   /* RATTR_RES_* */
 	uint32_t res_gen; /* the writer's link generation nh_res holds for */
+	uint32_t res_seq; /* the message that asked, while RATTR_RES_ASKED */
+	struct route *wait_head, *wait_tail; /* routes waiting for the answer (through qnext) */
+	/*
+	 * The set whose object nh_id is, when this one uses another's (a gateway-only
+	 * set that took over, after a restart, the object of the routes' kernel
+	 * form): referenced, so that the object is deleted only when neither is used.
+	 */
+	struct rattr *nh_owner;
 	struct rnh nh[];
 };
 

@@ -95,10 +95,13 @@ read_attrs(const struct kmsg_rt *kr)
 	if (a && nh_id && a->nh_state == RATTR_NH_NONE && nl_claim_old_nh_object(nh_id)) {
 		/*
 		 * The object an earlier fibd made stands for these nexthops. Once:
-		 * a set that took it over (a route fed without its device) has it now.
+		 * another set may use it too (a route fed without its device), through
+		 * this one. Until a route holds the set, a dump thrown away frees it
+		 * without deleting the object (nh_dump_only).
 		 */
 		a->nh_id = nh_id;
 		a->nh_state = RATTR_NH_CREATED;
+		a->nh_dump_only = 1;
 	}
 	return a;
 }
@@ -215,6 +218,7 @@ apply_key(struct rtable *t, struct scan_key *k)
 		    k->tos, k->metric);
 	}
 	r->have = k->attrs ? k->attrs : rattr_ref(&adopted);
+	r->have->nh_dump_only = 0; /* a route holds it: its object goes when no route uses it */
 	k->attrs = NULL;
 	r->flags &= (uint8_t)~R_EXCL;
 	t->n_installed++;

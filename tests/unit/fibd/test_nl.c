@@ -8,7 +8,9 @@
  * a delete of what is gone is done); an ACK out of order has the messages
  * before it written again rather than stuck in flight; routes through a
  * gateway alone take a nexthop object on the device the kernel's echo of the
- * first of them names, and stay inline if the kernel cannot reach it.
+ * first of them names, and stay inline if the kernel cannot reach it; after a
+ * restart such a set uses the object an earlier fibd made without a write, and
+ * the object is deleted only when no route uses it.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -56,18 +58,27 @@ on_exists(struct rtable *t)
 
 static struct rtable *t;
 
-/* 192.0.2.<n>/32 via 198.51.100.1, wanted; on the write queue. */
+/*
+ * 192.0.2.<n>/32 via gw, wanted; on the write queue. (Attribute sets outlive
+ * a test: one that uses nexthop objects takes a gateway of its own.)
+ */
 static struct route *
-want_route(unsigned n)
+want_route_via(unsigned n, const char *gw)
 {
 	char dst[32];
 	struct route *r;
 
 	snprintf(dst, sizeof(dst), "192.0.2.%u", n);
-	r = troute_want(t, dst, 32, "198.51.100.1");
+	r = troute_want(t, dst, 32, gw);
 	r->flags |= R_EXCL;
 	nl_enqueue(r);
 	return r;
+}
+
+static struct route *
+want_route(unsigned n)
+{
+	return want_route_via(n, "198.51.100.1");
 }
 
 /* Step the loop, letting the writer thread send what it was handed between steps. */
@@ -381,7 +392,7 @@ test_gateway_only_takes_object(void **state)
 
 	nl_use_nh_objects(1);
 	for (unsigned i = 0; i < 3; i++)
-		r[i] = want_route(i + 1);
+		r[i] = want_route_via(i + 1, "198.51.100.20");
 	run();
 	/* The first route asks, inline; the others wait for the answer. */
 	assert_int_equal(kf_nl_unanswered(), 1);
@@ -437,6 +448,116 @@ test_gateway_only_takes_object(void **state)
 	assert_int_equal(inflight(), 0);
 }
 
+/* The interned set "via gw dev dev" of t's family. */
+static struct rattr *
+rattr_via(const char *gw, const char *dev)
+{
+	static struct ps_route pr;
+
+	memset(&pr, 0, sizeof(pr));
+	pr.key.family = PS_FAM_V4;
+	pr.type = PS_RT_UNICAST;
+	pr.n_nexthops = 1;
+	pr.nh[0].gw_family = PS_FAM_V4;
+	assert_int_equal(inet_pton(AF_INET, gw, pr.nh[0].gw.b), 1);
+	pr.nh[0].weight = 1;
+	snprintf(pr.nh[0].ifname, sizeof(pr.nh[0].ifname), "%s", dev);
+	return rattr_intern(&pr);
+}
+
+/* Whether a message not yet answered deletes nexthop object id. */
+static bool
+deletes_object(uint32_t id)
+{
+	for (unsigned i = 0; i < kf_nl_unanswered(); i++)
+		if (kf_nl_type(i) == RTM_DELNEXTHOP && sent_u32(i, sizeof(struct nhmsg), NHA_ID) == id)
+			return true;
+	return false;
+}
+
+/*
+ * After a restart: a route fed through a gateway alone finds the kernel's
+ * route (as its dump read, with the device) on an earlier fibd's object, which
+ * another route, fed with that device, uses too. The gateway-only set uses the
+ * object without a write; when its route goes, the object stays for the other;
+ * when that one goes too, the object is deleted.
+ */
+static void
+test_object_taken_over_and_shared(void **state)
+{
+	struct rattr *h;
+	struct route *r1, *r2;
+	const uint32_t x = 0x10000005;
+	(void)state;
+
+	nl_use_nh_objects(1);
+	h = rattr_via("198.51.100.21", "lo"); /* as a dump read it: fibd's earlier object x */
+	h->nh_id = x;
+	h->nh_state = RATTR_NH_CREATED;
+	r1 = want_route_via(1, "198.51.100.21"); /* via the gateway alone */
+	r1->have = rattr_ref(h);
+	r1->flags &= (uint8_t)~R_EXCL;
+	r2 = troute_want(t, "192.0.2.2", 32, "198.51.100.21");
+	route_set_want(r2, rattr_ref(h));    /* fed with its device */
+	r2->have = h;                        /* the reference rattr_via gave */
+	run();
+	assert_int_equal(kf_nl_unanswered(), 0); /* nothing written */
+	assert_ptr_equal(r1->have, r1->want);
+	assert_int_equal(r1->want->nh_id, x);
+
+	/* r1 goes: its route is deleted, the object stays (r2 uses it). */
+	route_set_want(r1, NULL);
+	nl_enqueue(r1);
+	run();
+	assert_int_equal(kf_nl_unanswered(), 1);
+	assert_int_equal(kf_nl_type(0), RTM_DELROUTE);
+	kf_nl_ack(1, 0);
+	nl_poll();
+	run();
+	assert_false(deletes_object(x));
+	assert_int_equal(kf_nl_unanswered(), 0);
+
+	/* r2 goes too: now the object is deleted. */
+	route_set_want(r2, NULL);
+	nl_enqueue(r2);
+	run();
+	kf_nl_ack(1, 0);
+	nl_poll();
+	run();
+	assert_true(deletes_object(x));
+	kf_nl_ack(kf_nl_unanswered(), 0);
+	nl_poll();
+}
+
+/* The batch of the route that asks is refused: the routes waiting for the answer ask again, not wait for ever. */
+static void
+test_asking_batch_refused(void **state)
+{
+	struct route *r[3];
+	(void)state;
+
+	nl_use_nh_objects(1);
+	for (unsigned i = 0; i < 3; i++)
+		r[i] = want_route_via(i + 1, "198.51.100.22");
+	kf_nl_send_errno = EINVAL;
+	run();
+	assert_true(r[0]->flags & R_FAILED);
+	/* The next route asks; the last waits for its answer. */
+	assert_int_equal(kf_nl_unanswered(), 1);
+	assert_true(kf_nl_msg(0)->nlmsg_flags & NLM_F_ECHO);
+	kf_nl_echo(0, 7);
+	kf_nl_ack(1, 0);
+	nl_poll();
+	run();
+	assert_int_equal(kf_nl_unanswered(), 2); /* the object, and the last route through it */
+	assert_int_equal(kf_nl_type(0), RTM_NEWNEXTHOP);
+	kf_nl_ack(2, 0);
+	nl_poll();
+	assert_ptr_equal(r[1]->have, r[1]->want);
+	assert_ptr_equal(r[2]->have, r[2]->want);
+	assert_int_equal(inflight(), 0);
+}
+
 /* An ACK before those of earlier messages: they are written again, not left in flight for ever. */
 static void
 test_out_of_order_ack(void **state)
@@ -479,6 +600,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_ack_errors, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_out_of_order_ack, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_gateway_only_takes_object, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_object_taken_over_and_shared, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_asking_batch_refused, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
