@@ -20,8 +20,8 @@ LAYERS = [
      ["nl", "nl_send", "nl_writer", "dump", "monitor"]),
     ("engine", "scans, replay, prune, repair; learn; owners of desired routes; events",
      ["sync", "sync_queue", "prune", "learn", "event", "owner"]),
-    ("front", "sessions and access, control commands, watch, systemd notify",
-     ["feed", "feed_out", "access", "ctl", "status", "show", "reply", "watch", "notify"]),
+    ("front", "sessions and access, BGP sessions, control commands, watch, systemd notify",
+     ["feed", "feed_out", "access", "ctl", "status", "show", "reply", "watch", "notify", "bgp"]),
     ("main", "wires the hooks, runs the loop", ["main"]),
 ]
 

@@ -3,6 +3,7 @@
  * fails the whole file, so a running fibd keeps its configuration when a reload
  * finds a mistake.
  */
+#include <arpa/inet.h>
 #include <ctype.h>
 #include <errno.h>
 #include <grp.h>
@@ -56,12 +57,132 @@ parse_uint(const char *v, unsigned long max, unsigned long *ret)
 	return 0;
 }
 
+/* An IPv4 or IPv6 address. */
+static int
+parse_addr(const char *v, int *family, uint8_t *addr)
+{
+	memset(addr, 0, 16);
+	if (inet_pton(AF_INET, v, addr) == 1)
+		*family = AF_INET;
+	else if (inet_pton(AF_INET6, v, addr) == 1)
+		*family = AF_INET6;
+	else
+		return -1;
+	return 0;
+}
+
+/* The next space-separated word of *p (NUL-terminated in place), or NULL at the end. */
+static char *
+word(char **p)
+{
+	char *w;
+
+	while (isspace((unsigned char)**p))
+		(*p)++;
+	if (!**p)
+		return NULL;
+	w = *p;
+	while (**p && !isspace((unsigned char)**p))
+		(*p)++;
+	if (**p)
+		*(*p)++ = '\0';
+	return w;
+}
+
+/* `ADDRESS [PORT]` */
+static int
+parse_bgp_listen(char *v, struct conf_bgp_listen *l, char *err, size_t errlen)
+{
+	char *a = word(&v), *port = word(&v);
+	unsigned long u = 179;
+
+	if (!a || parse_addr(a, &l->family, l->addr) < 0 || word(&v) ||
+	    (port && (parse_uint(port, 65535, &u) < 0 || !u))) {
+		snprintf(err, errlen, "bgp_listen must be an address and an optional port 1..65535");
+		return -1;
+	}
+	l->port = (uint16_t)u;
+	return 0;
+}
+
+/* `NAME address A as N table T [metric M] [md5 KEY] [stale_time S] [persist]` */
+static int
+parse_bgp_peer(char *v, struct conf_bgp_peer *pr, char *err, size_t errlen)
+{
+	char *name = word(&v), *k;
+	bool have_addr = false, have_as = false, have_table = false;
+
+	memset(pr, 0, sizeof(*pr));
+	pr->stale_time = CONF_BGP_STALE_DEFAULT;
+	if (!name || strlen(name) > CONF_BGP_NAME_MAX || strspn(name,
+	    "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-") != strlen(name)) {
+		snprintf(err, errlen, "bgp_peer: a name of 1..%d letters, digits, '_', '.' or '-' first",
+		    CONF_BGP_NAME_MAX);
+		return -1;
+	}
+	snprintf(pr->name, sizeof(pr->name), "%s", name);
+	while ((k = word(&v))) {
+		char *val = strcmp(k, "persist") ? word(&v) : k;
+		unsigned long u;
+		if (!val) {
+			snprintf(err, errlen, "bgp_peer %s: '%.32s' needs a value", name, k);
+			return -1;
+		}
+		if (!strcmp(k, "address") && parse_addr(val, &pr->family, pr->addr) == 0) {
+			have_addr = true;
+		} else if (!strcmp(k, "as") && parse_uint(val, UINT32_MAX, &u) == 0 && u) {
+			pr->as = (uint32_t)u;
+			have_as = true;
+		} else if (!strcmp(k, "table") && parse_uint(val, UINT32_MAX, &u) == 0 && u) {
+			pr->table = (uint32_t)u;
+			have_table = true;
+		} else if (!strcmp(k, "metric") && parse_uint(val, UINT32_MAX, &u) == 0) {
+			pr->metric = (uint32_t)u;
+		} else if (!strcmp(k, "md5") && strlen(val) <= CONF_BGP_MD5_MAX) {
+			snprintf(pr->md5, sizeof(pr->md5), "%s", val);
+		} else if (!strcmp(k, "stale_time") && parse_uint(val, 86400, &u) == 0) {
+			pr->stale_time = (uint32_t)u;
+		} else if (!strcmp(k, "persist")) {
+			pr->persist = true;
+		} else {
+			snprintf(err, errlen, "bgp_peer %s: bad '%.32s %.64s' (address ADDR, as 1..4294967295, "
+			    "table 1..4294967295, metric N, md5 KEY of at most %d bytes, stale_time 0..86400, persist)",
+			    name, k, val, CONF_BGP_MD5_MAX);
+			return -1;
+		}
+	}
+	if (!have_addr || !have_as || !have_table) {
+		snprintf(err, errlen, "bgp_peer %s: needs address, as and table", name);
+		return -1;
+	}
+	return 0;
+}
+
+/* A BGP peer line against those before it: names and addresses are unique. */
+static int
+bgp_peer_unique(const struct conf *c, const struct conf_bgp_peer *pr, char *err, size_t errlen)
+{
+	for (unsigned i = 0; i < c->n_bgp_peers; i++) {
+		const struct conf_bgp_peer *o = &c->bgp_peers[i];
+		if (!strcmp(o->name, pr->name) || (o->family == pr->family && !memcmp(o->addr, pr->addr, 16))) {
+			snprintf(err, errlen, "bgp_peer %s: the %s of peer %s", pr->name,
+			    strcmp(o->name, pr->name) ? "address" : "name", o->name);
+			return -1;
+		}
+	}
+	return 0;
+}
+
 int
 conf_parse(const char *text, struct conf *ret, char *ret_err, size_t errlen)
 {
 	struct conf c = *ret;
 	const char *p = text;
 	unsigned lineno = 0;
+
+	/* The lists are the file's: a reload does not add to the running ones. */
+	c.n_bgp_listen = 0;
+	c.n_bgp_peers = 0;
 
 	while (*p) {
 		char line[1024], *key, *val, *eq, *hash;
@@ -181,10 +302,53 @@ conf_parse(const char *text, struct conf *ret, char *ret_err, size_t errlen)
 				    "line %u: nexthop_objects must be auto, on or off", lineno);
 				return -EINVAL;
 			}
+		} else if (!strcmp(key, "bgp_as")) {
+			if (parse_uint(val, UINT32_MAX, &u) < 0 || !u) {
+				snprintf(ret_err, errlen, "line %u: bgp_as must be 1..4294967295", lineno);
+				return -EINVAL;
+			}
+			c.bgp_as = (uint32_t)u;
+		} else if (!strcmp(key, "bgp_router_id")) {
+			struct in_addr a;
+			if (inet_pton(AF_INET, val, &a) != 1 || !a.s_addr) {
+				snprintf(ret_err, errlen, "line %u: bgp_router_id must be an IPv4 address, not 0.0.0.0",
+				    lineno);
+				return -EINVAL;
+			}
+			c.bgp_router_id = ntohl(a.s_addr);
+		} else if (!strcmp(key, "bgp_listen")) {
+			char err[200];
+			if (c.n_bgp_listen == CONF_BGP_LISTEN_MAX) {
+				snprintf(ret_err, errlen, "line %u: at most %d bgp_listen lines", lineno,
+				    CONF_BGP_LISTEN_MAX);
+				return -EINVAL;
+			}
+			if (parse_bgp_listen(val, &c.bgp_listen[c.n_bgp_listen], err, sizeof(err)) < 0) {
+				snprintf(ret_err, errlen, "line %u: %s", lineno, err);
+				return -EINVAL;
+			}
+			c.n_bgp_listen++;
+		} else if (!strcmp(key, "bgp_peer")) {
+			char err[300];
+			if (c.n_bgp_peers == CONF_BGP_PEERS_MAX) {
+				snprintf(ret_err, errlen, "line %u: at most %d bgp_peer lines", lineno,
+				    CONF_BGP_PEERS_MAX);
+				return -EINVAL;
+			}
+			if (parse_bgp_peer(val, &c.bgp_peers[c.n_bgp_peers], err, sizeof(err)) < 0 ||
+			    bgp_peer_unique(&c, &c.bgp_peers[c.n_bgp_peers], err, sizeof(err)) < 0) {
+				snprintf(ret_err, errlen, "line %u: %s", lineno, err);
+				return -EINVAL;
+			}
+			c.n_bgp_peers++;
 		} else {
 			snprintf(ret_err, errlen, "line %u: unknown key '%.64s'", lineno, key);
 			return -EINVAL;
 		}
+	}
+	if (c.n_bgp_peers && (!c.bgp_as || !c.bgp_router_id || !c.n_bgp_listen)) {
+		snprintf(ret_err, errlen, "bgp_peer lines need bgp_as, bgp_router_id and a bgp_listen line");
+		return -EINVAL;
 	}
 	*ret = c;
 	return 0;

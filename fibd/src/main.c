@@ -24,6 +24,7 @@
 
 #include <uv.h>
 
+#include "bgp.h"
 #include "conf.h"
 #include "config.h"
 #include "ctl.h"
@@ -100,6 +101,7 @@ shutdown_all(void)
 		log_info("stopping; the kernel's routes stay in place");
 	notify_close();
 	owner_close();
+	bgp_close();
 	feed_close();
 	sync_close();
 	mon_close();
@@ -153,6 +155,7 @@ flush_then_stop(void)
 	uint64_t n = 0;
 
 	owner_close();
+	bgp_close();
 	feed_close();
 	sync_close();
 	for (unsigned i = 0; i < table_count(); i++)
@@ -211,6 +214,7 @@ main_on_signal(uv_signal_t *h, int signum)
 		m.conf.admin_gid = c.admin_gid;
 		m.conf.control_timeout = c.control_timeout;
 		main_set_access();
+		bgp_reconfigure(&c);
 		log_set_level(c.log_level);
 		log_info("configuration reloaded from %s", m.conf_path);
 		return;
@@ -376,6 +380,9 @@ main(int argc, char **argv)
 
 	if (user && privs_lookup(user, &uid, &gid) < 0)
 		log_fatal("--user %s: no such user", user);
+	/* Before privileges go: port 179 needs CAP_NET_BIND_SERVICE, which fibd does not keep. */
+	if ((r = bgp_bind(&m.conf, err, sizeof(err))) < 0)
+		log_fatal("%s", err);
 	if ((r = ensure_dir(m.conf.socket, user ? &uid : NULL, gid)) < 0)
 		log_fatal_errno(r, "cannot use the directory of %s", m.conf.socket);
 	if (user) {
@@ -424,6 +431,8 @@ main(int argc, char **argv)
 	m.feed.boot_epoch = (uint64_t)time(NULL);
 	main_set_access();
 	if (feed_init(&m.loop, &m.feed) < 0)
+		return 1;
+	if (bgp_init(&m.loop, &m.conf) < 0)
 		return 1;
 	status_set_info(uv_hrtime(), m.conf.protocol);
 	health_init(&m.loop);

@@ -149,7 +149,7 @@ owner_status_sent(struct route *r)
 static void
 ready(struct owner *o)
 {
-	if (o->session && ow.hooks.ready)
+	if (o->session && !o->quiet && ow.hooks.ready)
 		ow.hooks.ready(o->session);
 }
 
@@ -170,7 +170,7 @@ route_write(struct owner *o, struct route *r)
 static void
 status_push(struct owner *o, struct route *r)
 {
-	if (!o->session || (r->flags & R_STATUSQ))
+	if (!o->session || o->quiet || (r->flags & R_STATUSQ))
 		return;
 	r->flags |= R_STATUSQ;
 	r->snext = NULL;
@@ -185,7 +185,7 @@ void
 owner_route_done(struct route *r, int err, const char *text)
 {
 	struct owner *o = r->owner != OWNER_NONE ? ow.owners[r->owner] : NULL;
-	void *session = o ? o->session : NULL;
+	void *session = o && !o->quiet ? o->session : NULL;
 
 	if (event_wanted() && err >= 0)
 		event_emit(&(struct event){ .kind = err ? EV_FAILED : r->want ? EV_INSTALLED : EV_REMOVED,
@@ -389,6 +389,12 @@ owner_session_back(struct owner *o, void *session, int uid, int pid, uint32_t st
 }
 
 void
+owner_set_quiet(struct owner *o, bool quiet)
+{
+	o->quiet = quiet;
+}
+
+void
 owner_session_gone(struct owner *o)
 {
 	/* Nobody to tell: drop the pending results. */
@@ -400,6 +406,7 @@ owner_session_gone(struct owner *o)
 	o->sq_tail = NULL;
 	o->in_feed = false; /* an unfinished feed is abandoned, not swept */
 	o->session = NULL;
+	o->quiet = false;
 	o->uid = o->pid = -1;
 	if (ow.closing) {
 		owner_maybe_forget(o);

@@ -55,6 +55,7 @@ struct owner {
 	uint32_t stale_time;
 	bool persist;
 	uint64_t stale_until; /* uv_now() ms when its routes go, 0 if not stale */
+	bool quiet;          /* its session reads no outcome of its routes (a BGP peer) */
 	uint8_t fed[TABLE_MAX / 8]; /* the tables (by index) it fed: the state file keeps them */
 };
 
@@ -99,6 +100,9 @@ void owner_withdraw_all(struct owner *o);
  */
 void owner_session_back(struct owner *o, void *session, int uid, int pid, uint32_t stale_time,
     bool persist);
+
+/* owner_set_quiet - its session reads no route outcomes (BGP): none is queued for it. */
+void owner_set_quiet(struct owner *o, bool quiet);
 
 /*
  * owner_session_gone - its session went (closed, failed, BYE without FLUSH):

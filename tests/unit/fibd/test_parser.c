@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 
 #include <cmocka.h>
 
@@ -99,6 +100,65 @@ test_routes_refused(void **state)
 	expect_refused("2001:db8::/32 via fe80::1 dev a tos 4", "tos must be 0");
 }
 
+/* The BGP keys: listens, fibd's AS and id, peers; the lists are the file's on each parse. */
+static void
+test_conf_bgp(void **state)
+{
+	static const char good[] = "bgp_listen = 127.0.0.1 1179\nbgp_listen = ::1\nbgp_as = 4200000000\n"
+				   "bgp_router_id = 192.0.2.254\n"
+				   "bgp_peer = b1 address 127.0.0.2 as 65000 table 100 metric 20 md5 s3cret "
+				   "stale_time 30 persist\n"
+				   "bgp_peer = b-2 address 2001:db8::2 as 65001 table 101\n";
+	static const struct {
+		const char *text, *err;
+	} bad[] = {
+		{ "bgp_listen = 127.0.0.1 0\n", "line 1: bgp_listen must be an address and an optional port 1..65535" },
+		{ "bgp_as = 0\n", "line 1: bgp_as must be 1..4294967295" },
+		{ "bgp_router_id = 0.0.0.0\n", "line 1: bgp_router_id must be an IPv4 address, not 0.0.0.0" },
+		{ "bgp_peer = b1 address 127.0.0.2 as 65000\n", "line 1: bgp_peer b1: needs address, as and table" },
+		{ "bgp_peer = b/1 address 127.0.0.2 as 65000 table 1\n", NULL },
+		{ "bgp_peer = b1 address 127.0.0.2 as 65000 table 1 colour blue\n", NULL },
+		{ "bgp_peer = b1 address 127.0.0.2 as 65000 table 1\n", "bgp_peer lines need bgp_as, bgp_router_id and a bgp_listen line" },
+	};
+	struct conf c;
+	char err[512];
+	(void)state;
+
+	conf_defaults(&c);
+	assert_int_equal(conf_parse(good, &c, err, sizeof(err)), 0);
+	assert_int_equal(c.n_bgp_listen, 2);
+	assert_int_equal(c.bgp_listen[0].port, 1179);
+	assert_int_equal(c.bgp_listen[1].port, 179);
+	assert_int_equal(c.bgp_listen[1].family, AF_INET6);
+	assert_int_equal(c.bgp_as, 4200000000u);
+	assert_int_equal(c.bgp_router_id, 0xc00002fe);
+	assert_int_equal(c.n_bgp_peers, 2);
+	assert_string_equal(c.bgp_peers[0].name, "b1");
+	assert_int_equal(c.bgp_peers[0].metric, 20);
+	assert_string_equal(c.bgp_peers[0].md5, "s3cret");
+	assert_int_equal(c.bgp_peers[0].stale_time, 30);
+	assert_true(c.bgp_peers[0].persist);
+	assert_int_equal(c.bgp_peers[1].stale_time, 360);
+	assert_false(c.bgp_peers[1].persist);
+	/* Parsed again (a reload): the same lists, not twice as long. */
+	assert_int_equal(conf_parse(good, &c, err, sizeof(err)), 0);
+	assert_int_equal(c.n_bgp_peers, 2);
+	/* The same name or address twice. */
+	assert_int_equal(conf_parse("bgp_listen = ::1\nbgp_peer = x address 127.0.0.2 as 1 table 1\n"
+				    "bgp_peer = x address 127.0.0.3 as 1 table 1\n", &c, err, sizeof(err)), -EINVAL);
+	assert_string_equal(err, "line 3: bgp_peer x: the name of peer x");
+	assert_int_equal(conf_parse("bgp_listen = ::1\nbgp_peer = x address 127.0.0.2 as 1 table 1\n"
+				    "bgp_peer = y address 127.0.0.2 as 1 table 1\n", &c, err, sizeof(err)), -EINVAL);
+	assert_string_equal(err, "line 3: bgp_peer y: the address of peer x");
+	for (unsigned i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		struct conf d;
+		conf_defaults(&d);
+		assert_int_equal(conf_parse(bad[i].text, &d, err, sizeof(err)), -EINVAL);
+		if (bad[i].err)
+			assert_string_equal(err, bad[i].err);
+	}
+}
+
 static void
 test_conf(void **state)
 {
@@ -162,6 +222,7 @@ main(void)
 		cmocka_unit_test(test_routes_accepted),
 		cmocka_unit_test(test_routes_refused),
 		cmocka_unit_test(test_conf),
+		cmocka_unit_test(test_conf_bgp),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
