@@ -119,7 +119,18 @@ static struct {
 	struct ps_route pr; /* large: one, reused */
 } bg;
 
-static void session_end(struct session *s, const struct bgp_error *notify, bool keep, const char *fmt, ...)
+/*
+ * What becomes of an established session's routes when it ends. Graceful
+ * restart (RFC 4724) applies when the connection is lost without a
+ * NOTIFICATION either way: the peer may be restarting.
+ */
+enum end {
+	END_LOST,     /* no NOTIFICATION: kept for the peer's restart time (if it has graceful restart) */
+	END_NOTIFIED, /* a NOTIFICATION sent or received: withdrawn, unless the peer persists */
+	END_WITHDRAW, /* its configuration changed or went: withdrawn */
+};
+
+static void session_end(struct session *s, const struct bgp_error *notify, enum end how, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 static void decode(struct session *s);
 
@@ -208,7 +219,7 @@ on_written(uv_write_t *req, int status)
 	free(w);
 	s->writes--;
 	if (status < 0 && s->state != S_CLOSING)
-		session_end(s, NULL, true, "cannot write to the peer: %s", uv_strerror(status));
+		session_end(s, NULL, END_LOST, "cannot write to the peer: %s", uv_strerror(status));
 	if (s->close_after_write && !s->writes)
 		close_handles(s);
 }
@@ -488,12 +499,12 @@ established(struct session *s)
 	snprintf(name, sizeof(name), BGP_CLIENT_PREFIX "%s", pe->c.name);
 	if (!(o = owner_get(name))) {
 		session_end(s, &(struct bgp_error){ .code = BGP_E_CEASE, .subcode = BGP_E_CEASE_RESOURCES },
-		    true, "too many client names (%d)", OWNERS_MAX);
+		    END_NOTIFIED, "too many client names (%d)", OWNERS_MAX);
 		return;
 	}
 	if (o->session) {
 		session_end(s, &(struct bgp_error){ .code = BGP_E_CEASE, .subcode = BGP_E_CEASE_REJECTED },
-		    true, "client name %s is in use by a connected feed session", name);
+		    END_NOTIFIED, "client name %s is in use by a connected feed session", name);
 		return;
 	}
 	s->owner = o;
@@ -557,11 +568,10 @@ unbusy(struct session *s)
 
 /*
  * The session ends: the NOTIFICATION notify (if any) is sent, and the handles
- * close once it is written. An established session's routes: kept (keep) as
- * the peer's graceful restart and persist say, or withdrawn.
+ * close once it is written. An established session's routes: as how says.
  */
 static void
-session_end(struct session *s, const struct bgp_error *notify, bool keep, const char *fmt, ...)
+session_end(struct session *s, const struct bgp_error *notify, enum end how, const char *fmt, ...)
 {
 	struct peer *pe = s->peer;
 	char why[160];
@@ -584,10 +594,10 @@ session_end(struct session *s, const struct bgp_error *notify, bool keep, const 
 		pe->up_since_ms = 0;
 	}
 	if (s->owner) {
-		if (!keep) {
+		if (how != END_LOST || !s->gr)
 			s->owner->stale_time = 0;
+		if (how == END_WITHDRAW)
 			s->owner->persist = false;
-		}
 		owner_session_gone(s->owner);
 		s->owner = NULL;
 	}
@@ -613,7 +623,7 @@ on_hold(uv_timer_t *t)
 {
 	struct session *s = t->data;
 
-	session_end(s, &(struct bgp_error){ .code = BGP_E_HOLD }, true, "hold timer expired (%u s)",
+	session_end(s, &(struct bgp_error){ .code = BGP_E_HOLD }, END_NOTIFIED, "hold timer expired (%u s)",
 	    s->state == S_OPENSENT ? BGP_OPEN_WAIT_S : s->hold_time);
 }
 
@@ -644,18 +654,18 @@ on_open(struct session *s, const uint8_t *body, size_t len)
 	struct bgp_error e;
 
 	if (bgp_open_parse(body, len, &o, &e) < 0) {
-		session_end(s, &e, true, "bad OPEN: %s", e.why);
+		session_end(s, &e, END_NOTIFIED, "bad OPEN: %s", e.why);
 		return;
 	}
 	if (o.as != pe->c.as) {
 		uint8_t as[2] = { (uint8_t)(o.my_as >> 8), (uint8_t)o.my_as };
 		e = (struct bgp_error){ .code = BGP_E_OPEN, .subcode = BGP_E_OPEN_PEER_AS, .len = 2 };
 		memcpy(e.data, as, 2);
-		session_end(s, &e, true, "the peer says AS %u; bgp_peer says %u", o.as, pe->c.as);
+		session_end(s, &e, END_NOTIFIED, "the peer says AS %u; bgp_peer says %u", o.as, pe->c.as);
 		return;
 	}
 	if (o.router_id == bg.local.router_id) {
-		session_end(s, &(struct bgp_error){ .code = BGP_E_OPEN, .subcode = BGP_E_OPEN_ID }, true,
+		session_end(s, &(struct bgp_error){ .code = BGP_E_OPEN, .subcode = BGP_E_OPEN_ID }, END_NOTIFIED,
 		    "the peer's router id is fibd's own");
 		return;
 	}
@@ -686,7 +696,7 @@ on_update(struct session *s, const uint8_t *body, size_t len)
 	struct bgp_error e;
 
 	if (bgp_update_parse(body, len, &s->caps, &s->upd, &e) < 0) {
-		session_end(s, &e, true, "bad UPDATE: %s", e.why);
+		session_end(s, &e, END_NOTIFIED, "bad UPDATE: %s", e.why);
 		return;
 	}
 	pe->updates++;
@@ -735,7 +745,7 @@ static void
 fsm_error(struct session *s, uint8_t type)
 {
 	/* RFC 6608: unexpected message in OpenSent (1), OpenConfirm (2), Established (3). */
-	session_end(s, &(struct bgp_error){ .code = BGP_E_FSM, .subcode = (uint8_t)(s->state + 1) }, true,
+	session_end(s, &(struct bgp_error){ .code = BGP_E_FSM, .subcode = (uint8_t)(s->state + 1) }, END_NOTIFIED,
 	    "message type %u in state %s", type, state_names[s->state]);
 }
 
@@ -766,7 +776,7 @@ message(struct session *s, uint8_t type, const uint8_t *body, size_t len)
 		uint8_t code, sub;
 		char text[300];
 		bgp_notification_parse(body, len, &code, &sub, text, sizeof(text));
-		session_end(s, NULL, true, "the peer sent a NOTIFICATION: %s", text);
+		session_end(s, NULL, END_NOTIFIED, "the peer sent a NOTIFICATION: %s", text);
 		break;
 	}
 	case BGP_ROUTE_REFRESH:
@@ -842,7 +852,7 @@ decode(struct session *s)
 		}
 		n = bgp_frame(s->buf + s->off, s->len - s->off, s->max, &type, &e);
 		if (n < 0) {
-			session_end(s, &e, true, "bad message header: %s", e.why);
+			session_end(s, &e, END_NOTIFIED, "bad message header: %s", e.why);
 			return;
 		}
 		if (n == 0)
@@ -878,7 +888,7 @@ on_read(uv_stream_t *st, ssize_t n, const uv_buf_t *buf)
 	if (n == 0)
 		return;
 	if (n < 0) {
-		session_end(s, NULL, true, "%s", n == UV_EOF ? "the peer closed the connection"
+		session_end(s, NULL, END_LOST, "%s", n == UV_EOF ? "the peer closed the connection"
 							   : uv_strerror((int)n));
 		return;
 	}
@@ -933,15 +943,15 @@ on_connection(uv_stream_t *server, int status)
 		log_warn("bgp: connection from %s refused: no bgp_peer has this address", s->addr);
 		s->state = S_OPENSENT; /* so that session_end sends its NOTIFICATION */
 		session_end(s, &(struct bgp_error){ .code = BGP_E_CEASE, .subcode = BGP_E_CEASE_REJECTED },
-		    true, "not a configured peer");
+		    END_NOTIFIED, "not a configured peer");
 		return;
 	}
 	if (pe->s)
 		/* The peer connects again: it restarted (RFC 4724 4.2: as if the session was lost). */
-		session_end(pe->s, NULL, true, "a new connection from the peer replaces it");
+		session_end(pe->s, NULL, END_LOST, "a new connection from the peer replaces it");
 	if (!(s->buf = malloc(BGP_BUF))) {
 		session_end(s, &(struct bgp_error){ .code = BGP_E_CEASE, .subcode = BGP_E_CEASE_RESOURCES },
-		    true, "out of memory");
+		    END_NOTIFIED, "out of memory");
 		return;
 	}
 	s->peer = pe;
@@ -1049,7 +1059,7 @@ peer_reset(struct peer *pe, uint8_t subcode, const char *why)
 	struct owner *o;
 
 	if (pe->s)
-		session_end(pe->s, &(struct bgp_error){ .code = BGP_E_CEASE, .subcode = subcode }, false, "%s", why);
+		session_end(pe->s, &(struct bgp_error){ .code = BGP_E_CEASE, .subcode = subcode }, END_WITHDRAW, "%s", why);
 	snprintf(name, sizeof(name), BGP_CLIENT_PREFIX "%s", pe->c.name);
 	if ((o = owner_find(name)) && !o->session)
 		owner_withdraw_all(o); /* routes kept for a restart, or persisting */
@@ -1122,8 +1132,8 @@ bgp_close(void)
 		return;
 	bg.closing = true;
 	for (struct session *s = bg.sessions; s; s = s->next)
-		session_end(s, &(struct bgp_error){ .code = BGP_E_CEASE, .subcode = BGP_E_CEASE_SHUTDOWN }, true,
-		    "fibd stops");
+		session_end(s, &(struct bgp_error){ .code = BGP_E_CEASE, .subcode = BGP_E_CEASE_SHUTDOWN }, END_LOST,
+		    "fibd stops"); /* owner_close went first: every route stays */
 	for (unsigned i = 0; i < bg.n_listeners; i++)
 		uv_close((uv_handle_t *)&bg.listeners[i], NULL);
 	bg.n_listeners = 0;

@@ -37,6 +37,9 @@ put32(uint8_t *p, uint32_t v)
 	return put16(p, (uint16_t)v);
 }
 
+static int fail(struct bgp_error *e, uint8_t code, uint8_t subcode, const void *data, size_t len,
+    const char *fmt, ...) __attribute__((format(printf, 6, 7)));
+
 static int
 fail(struct bgp_error *e, uint8_t code, uint8_t subcode, const void *data, size_t len,
     const char *fmt, ...)
@@ -446,6 +449,8 @@ struct upd {
 };
 
 /* Treat-as-withdraw (RFC 7606 2): the routes of the UPDATE go, the session stays. */
+static void taw(struct upd *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
 static void
 taw(struct upd *s, const char *fmt, ...)
 {

@@ -389,6 +389,10 @@ main(int argc, char **argv)
 		if ((r = privs_drop(uid, gid, err, sizeof(err))) < 0)
 			log_fatal("--user %s: %s", user, err);
 		log_info("running as %s (uid %u), keeping only CAP_NET_ADMIN", user, (unsigned)uid);
+	} else if (geteuid() != 0 && m.conf.n_bgp_listen) {
+		/* Under systemd with CAP_NET_BIND_SERVICE for the BGP port: it is no longer needed. */
+		if ((r = privs_narrow(err, sizeof(err))) < 0)
+			log_fatal("cannot give up the capabilities it no longer needs: %s", err);
 	}
 	if ((r = uv_loop_init(&m.loop)) < 0)
 		log_fatal("cannot make the event loop: %s", uv_strerror(r));

@@ -8,6 +8,7 @@
  */
 #include <errno.h>
 #include <grp.h>
+#include <stdint.h>
 #include <pwd.h>
 #include <stdio.h>
 #include <string.h>
@@ -65,5 +66,27 @@ privs_drop(uid_t uid, gid_t gid, char *ret_err, size_t errlen)
 		return fail(ret_err, errlen, "capset");
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
 		return fail(ret_err, errlen, "PR_SET_NO_NEW_PRIVS");
+	return 0;
+}
+
+int
+privs_narrow(char *ret_err, size_t errlen)
+{
+	struct __user_cap_header_struct hdr = { .version = _LINUX_CAPABILITY_VERSION_3 };
+	struct __user_cap_data_struct data[2];
+	const uint32_t keep = 1u << CAP_NET_ADMIN;
+
+	for (int cap = 0; cap <= 63; cap++)
+		if (cap != CAP_NET_ADMIN && prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_LOWER, cap, 0, 0) < 0 &&
+		    errno != EINVAL)
+			return fail(ret_err, errlen, "lowering ambient capabilities");
+	if (syscall(SYS_capget, &hdr, data) < 0)
+		return fail(ret_err, errlen, "capget");
+	data[0].permitted &= keep;
+	data[0].effective &= keep;
+	data[0].inheritable &= keep;
+	data[1].permitted = data[1].effective = data[1].inheritable = 0;
+	if (syscall(SYS_capset, &hdr, data) < 0)
+		return fail(ret_err, errlen, "capset");
 	return 0;
 }

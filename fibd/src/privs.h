@@ -19,4 +19,12 @@ int privs_lookup(const char *name, uid_t *ret_uid, gid_t *ret_gid);
  */
 int privs_drop(uid_t uid, gid_t gid, char *ret_err, size_t errlen);
 
+/*
+ * privs_narrow - started unprivileged with capabilities given (systemd's
+ * AmbientCapabilities), keep CAP_NET_ADMIN alone, once what needed more (the
+ * BGP listening sockets on port 179: CAP_NET_BIND_SERVICE) is done. Returns 0,
+ * or -errno with ret_err saying which step failed.
+ */
+int privs_narrow(char *ret_err, size_t errlen);
+
 #endif
