@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # BGP ingest with a real, unpatched peer (BGP_PEER: bird, ...; netns/bgp-peers.sh):
-# 100 k IPv4 + 20 k IPv6 routes land exactly, through the BGP next hops (the
+# 100 k IPv4 + 20 k IPv6 routes land exactly over a session signed with a TCP
+# MD5 key, through the BGP next hops (the
 # kernel picks the device); two paths of a prefix (ADD-PATH) make one ECMP
 # route; a withdrawal of 10 k routes; the peer killed and started again
 # (graceful restart: no route missing at any 50 ms sample, and what it no
@@ -16,7 +17,7 @@ require_root
 require_fibd
 "${PEER}_require"
 PEER_AS=$("${PEER}_as")
-tap_plan 10
+tap_plan 12
 diag "peer: $PEER ($("${PEER}_version" 2>&1 | head -n 1))"
 
 N4=${BGP_V4:-100000}
@@ -50,7 +51,7 @@ FIBD_CONF="startup_grace = 600
 bgp_listen = 127.0.0.1 1179
 bgp_as = 65000
 bgp_router_id = 192.0.2.254
-bgp_peer = p address 127.0.0.2 as $PEER_AS table 100 stale_time 120"
+bgp_peer = p address 127.0.0.2 as $PEER_AS table 100 stale_time 120 md5 fibd-test-key"
 settled() { # N: fibd holds N routes of the peer's, connected, its feed complete, nothing pending
 	fibctl_in "$A" "$SOCK" status | grep -Eq "client bgp:p +connected +routes $1 pending 0" &&
 		[ "$(grep -c 'bgp p: .*the feed is complete' "$SOCK.log")" -ge "$2" ]
@@ -63,6 +64,22 @@ check "$N routes from $PEER over BGP are in the kernel exactly, through its next
 	wait_until 300 kernel_table_is "$A" 100 "$W/want"
 diag "in $(awk "BEGIN { printf \"%.1f\", $(date +%s.%N) - $t0 }") s; $(grep 'bgp p: established' "$SOCK.log" | tail -n 1 | sed 's/.*established/established/')"
 check "... and the peer's feed is complete (End-of-RIB)" wait_until 60 settled "$N" 1
+check "status and metrics show the peer established, its UPDATEs counted" python3 -c '
+import json, sys
+p = [b for b in json.loads(sys.argv[1])["bgp"] if b["name"] == "p"][0]
+assert p["state"] == "established" and p["sessions"] == 1 and p["prefixes"] >= int(sys.argv[2]), p
+assert "fibd_bgp_peer_up{peer=\"p\"} 1" in sys.argv[3], sys.argv[3]
+' "$(fibctl_in "$A" "$SOCK" -j status)" "$N" "$(fibctl_in "$A" "$SOCK" metrics)"
+check "a connection from an address no bgp_peer names gets a NOTIFICATION (Cease, rejected)" \
+	ip netns exec "$A" python3 -c '
+import socket
+s = socket.socket()
+s.settimeout(5)
+s.bind(("127.0.0.3", 0))
+s.connect(("127.0.0.1", 1179))
+m = s.recv(64)
+assert m[:16] == b"\xff" * 16 and m[18:21] == bytes([3, 6, 5]), m
+'
 if "${PEER}_addpath"; then
 	check "two paths of a prefix (ADD-PATH) are one ECMP route" bash -c \
 		"ip -n $A route show table 100 203.0.113.0/24 | grep -c 'nexthop via' | grep -qx 2"

@@ -1,7 +1,8 @@
 # BGP peers for netns/85-bgp.sh, one driver per daemon, each from Debian's
 # packages (BIRD: the one under test in BIRD_DIR, run as a stock BGP speaker).
 # Every peer runs in namespace $A, speaks from 127.0.0.2 to fibd on 127.0.0.1
-# port 1179 as AS $PEER_AS (fibd is AS 65000), announces the routes of a file
+# port 1179 as AS $PEER_AS (fibd is AS 65000), with the TCP MD5 key
+# fibd-test-key, announces the routes of a file
 # of "PREFIX via GW [dev D]" lines with their gateways as BGP next hops, and
 # can restart quickly. A driver defines, for peer P:
 #   P_require            skip (or fail under BIRD_REQUIRED) if P is not installed
@@ -33,6 +34,7 @@ protocol bgp tofibd {
   neighbor 127.0.0.1 port 1179 as 65000;
   multihop 2;
   connect retry time 1; error wait time 1, 2;
+  password "fibd-test-key";
   graceful restart on;
   ipv4 { import none; export all; next hop keep; add paths tx; };
   ipv6 { import none; export all; next hop keep; add paths tx; };

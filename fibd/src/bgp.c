@@ -40,6 +40,7 @@
 #define BGP_DECODE_NS 2000000ull
 #define BGP_BUF (3u * BGP_EXT_MSG_MAX) /* a message being applied, and the next ones read */
 #define BGP_PATHS_MAX 1024 /* paths of one prefix (ADD-PATH) */
+#define BGP_CLOSE_WAIT_MS 5000 /* for a last NOTIFICATION to be written */
 
 enum state { S_OPENSENT, S_OPENCONFIRM, S_ESTABLISHED, S_CLOSING };
 
@@ -397,8 +398,8 @@ cmp_nh(const void *a, const void *b)
 static void
 install(struct session *s, const struct bgp_prefix *p, const struct path *paths, unsigned n)
 {
+	static struct ps_nexthop all[BGP_PATHS_MAX];
 	struct ps_route *pr = &bg.pr;
-	unsigned k = 0;
 	char why[128];
 
 	memset(pr, 0, offsetof(struct ps_route, nh));
@@ -406,19 +407,18 @@ install(struct session *s, const struct bgp_prefix *p, const struct path *paths,
 	pr->key.plen = p->plen;
 	pr->key.prefix = p->addr;
 	pr->type = PS_RT_UNICAST;
-	for (unsigned i = 0; i < n && k < PS_NEXTHOPS_MAX; i++) {
-		memset(&pr->nh[k], 0, sizeof(pr->nh[k]));
-		pr->nh[k].gw = paths[i].gw;
-		pr->nh[k].gw_family = paths[i].fam;
-		pr->nh[k].weight = 1;
-		k++;
+	for (unsigned i = 0; i < n; i++) {
+		memset(&all[i], 0, sizeof(all[i]));
+		all[i].gw = paths[i].gw;
+		all[i].gw_family = paths[i].fam;
+		all[i].weight = 1;
 	}
 	/* One nexthop per distinct next hop, in a fixed order: the same set, the same route. */
-	qsort(pr->nh, k, sizeof(pr->nh[0]), cmp_nh);
+	qsort(all, n, sizeof(all[0]), cmp_nh);
 	pr->n_nexthops = 0;
-	for (unsigned i = 0; i < k; i++)
-		if (!pr->n_nexthops || cmp_nh(&pr->nh[pr->n_nexthops - 1], &pr->nh[i]))
-			pr->nh[pr->n_nexthops++] = pr->nh[i];
+	for (unsigned i = 0; i < n && pr->n_nexthops < PS_NEXTHOPS_MAX; i++)
+		if (!pr->n_nexthops || cmp_nh(&pr->nh[pr->n_nexthops - 1], &all[i]))
+			pr->nh[pr->n_nexthops++] = all[i];
 	if (owner_route(s->owner, s->peer->c.table, route_metric(s, p), pr, why, sizeof(why))) {
 		if (!s->peer->refused++)
 			log_warn("bgp %s: a route refused (%s); further refusals are counted", s->peer->c.name,
@@ -553,6 +553,15 @@ close_handles(struct session *s)
 }
 
 static void
+on_close_wait(uv_timer_t *t)
+{
+	struct session *s = t->data;
+
+	if (s->close_after_write)
+		close_handles(s); /* the writes still queued fail (ECANCELED) and are freed */
+}
+
+static void
 unbusy(struct session *s)
 {
 	struct session **link;
@@ -586,12 +595,14 @@ session_end(struct session *s, const struct bgp_error *notify, enum end how, con
 		uint8_t m[BGP_HDR_LEN + 2 + sizeof(notify->data)];
 		send_bytes(s, m, bgp_notification_build(m, notify));
 	}
-	if (pe) {
+	if (pe && pe->s == s) {
 		log_info("bgp %s: session with %s ends: %s%s", pe->c.name, s->addr, why,
 		    notify ? " (NOTIFICATION sent)" : "");
 		snprintf(pe->last_error, sizeof(pe->last_error), "%s", why);
 		pe->s = NULL;
 		pe->up_since_ms = 0;
+	} else if (pe) {
+		log_info("bgp %s: a second connection from %s closed: %s", pe->c.name, s->addr, why);
 	}
 	if (s->owner) {
 		if (how != END_LOST || !s->gr)
@@ -610,10 +621,13 @@ session_end(struct session *s, const struct bgp_error *notify, enum end how, con
 	uv_timer_stop(&s->keepalive);
 	uv_timer_stop(&s->stale);
 	paths_free(s);
-	if (s->writes)
+	if (s->writes) {
+		/* The NOTIFICATION goes out first, unless the peer takes nothing for a while. */
 		s->close_after_write = true;
-	else
+		uv_timer_start(&s->hold, on_close_wait, BGP_CLOSE_WAIT_MS, 0);
+	} else {
 		close_handles(s);
+	}
 }
 
 /* ---- timers ---- */
@@ -624,7 +638,7 @@ on_hold(uv_timer_t *t)
 	struct session *s = t->data;
 
 	session_end(s, &(struct bgp_error){ .code = BGP_E_HOLD }, END_NOTIFIED, "hold timer expired (%u s)",
-	    s->state == S_OPENSENT ? BGP_OPEN_WAIT_S : s->hold_time);
+	    s->state == S_ESTABLISHED || s->hold_time ? s->hold_time : BGP_OPEN_WAIT_S);
 }
 
 static void
@@ -636,7 +650,7 @@ on_keepalive(uv_timer_t *t)
 static void
 restart_hold(struct session *s)
 {
-	if (s->state == S_OPENSENT)
+	if (s->state == S_OPENSENT || (s->state == S_OPENCONFIRM && !s->hold_time))
 		uv_timer_start(&s->hold, on_hold, BGP_OPEN_WAIT_S * 1000ull, 0);
 	else if (s->hold_time)
 		uv_timer_start(&s->hold, on_hold, s->hold_time * 1000ull, 0);
@@ -664,10 +678,27 @@ on_open(struct session *s, const uint8_t *body, size_t len)
 		session_end(s, &e, END_NOTIFIED, "the peer says AS %u; bgp_peer says %u", o.as, pe->c.as);
 		return;
 	}
-	if (o.router_id == bg.local.router_id) {
+	if (o.as == bg.local.as && o.router_id == bg.local.router_id) {
 		session_end(s, &(struct bgp_error){ .code = BGP_E_OPEN, .subcode = BGP_E_OPEN_ID }, END_NOTIFIED,
 		    "the peer's router id is fibd's own");
 		return;
+	}
+	if (pe->s != s) {
+		/*
+		 * A second connection: a peer that restarted (graceful restart: its new
+		 * OPEN replaces the session, RFC 4724 4.2), or a collision: an
+		 * established session stays, the new connection goes (RFC 4271 6.8).
+		 * Decided only on a valid OPEN: a connection alone changes nothing.
+		 */
+		struct session *old = pe->s;
+		if (old && old->state == S_ESTABLISHED && !o.gr) {
+			session_end(s, &(struct bgp_error){ .code = BGP_E_CEASE, .subcode = BGP_E_CEASE_COLLISION },
+			    END_NOTIFIED, "a session with the peer is established (collision)");
+			return;
+		}
+		if (old)
+			session_end(old, NULL, END_LOST, "the peer connected again with a valid OPEN: it restarted");
+		pe->s = s;
 	}
 	s->hold_time = o.hold_time < BGP_HOLD_TIME ? o.hold_time : BGP_HOLD_TIME;
 	s->caps.as4 = o.as4;
@@ -680,7 +711,11 @@ on_open(struct session *s, const uint8_t *body, size_t len)
 		s->eor[f] = !s->caps.fam[f];
 	}
 	s->max = o.ext_msg ? BGP_EXT_MSG_MAX : BGP_MSG_MAX;
+	/* Graceful restart for the session's routes: the peer preserves every family it carries. */
 	s->gr = o.gr;
+	for (int f = 0; f < BGP_NFAM; f++)
+		if (s->caps.fam[f] && !o.gr_fam[f])
+			s->gr = false;
 	s->gr_time = o.gr_time;
 	send_keepalive(s);
 	s->state = S_OPENCONFIRM;
@@ -928,8 +963,19 @@ on_connection(uv_stream_t *server, int status)
 	struct session *s;
 	struct peer *pe;
 
-	if (status < 0 || !(s = session_new()))
-		return; /* libuv watches the listener again at the next accept */
+	if (status < 0)
+		return;
+	if (!(s = session_new())) {
+		/* Accepted and closed at once: libuv watches the listener only once it was accepted. */
+		static uv_tcp_t spare;
+		if (!uv_is_active((uv_handle_t *)&spare) && !uv_is_closing((uv_handle_t *)&spare) &&
+		    uv_tcp_init(bg.loop, &spare) == 0) {
+			if (uv_accept(server, (uv_stream_t *)&spare) == 0)
+				log_warn("bgp: out of memory for a session; the connection is closed");
+			uv_close((uv_handle_t *)&spare, NULL);
+		}
+		return;
+	}
 	if (uv_accept(server, (uv_stream_t *)&s->tcp) < 0 ||
 	    uv_tcp_getpeername(&s->tcp, (struct sockaddr *)&ss, &sslen) < 0 ||
 	    (family = sockaddr_peer(&ss, addr)) < 0) {
@@ -946,16 +992,14 @@ on_connection(uv_stream_t *server, int status)
 		    END_NOTIFIED, "not a configured peer");
 		return;
 	}
-	if (pe->s)
-		/* The peer connects again: it restarted (RFC 4724 4.2: as if the session was lost). */
-		session_end(pe->s, NULL, END_LOST, "a new connection from the peer replaces it");
 	if (!(s->buf = malloc(BGP_BUF))) {
 		session_end(s, &(struct bgp_error){ .code = BGP_E_CEASE, .subcode = BGP_E_CEASE_RESOURCES },
 		    END_NOTIFIED, "out of memory");
 		return;
 	}
 	s->peer = pe;
-	pe->s = s;
+	if (!pe->s)
+		pe->s = s; /* else a second connection: its OPEN decides (on_open) */
 	s->state = S_OPENSENT;
 	uv_tcp_nodelay(&s->tcp, 1);
 	send_bytes(s, open, bgp_open_build(open, &bg.local));
@@ -1058,6 +1102,10 @@ peer_reset(struct peer *pe, uint8_t subcode, const char *why)
 	char name[PS_NAME_MAX + 1];
 	struct owner *o;
 
+	for (struct session *s = bg.sessions; s; s = s->next)
+		if (s->peer == pe && s != pe->s)
+			session_end(s, &(struct bgp_error){ .code = BGP_E_CEASE, .subcode = subcode }, END_WITHDRAW,
+			    "%s", why);
 	if (pe->s)
 		session_end(pe->s, &(struct bgp_error){ .code = BGP_E_CEASE, .subcode = subcode }, END_WITHDRAW, "%s", why);
 	snprintf(name, sizeof(name), BGP_CLIENT_PREFIX "%s", pe->c.name);
@@ -1072,6 +1120,48 @@ same_routes(const struct conf_bgp_peer *a, const struct conf_bgp_peer *b)
 	    a->table == b->table && a->metric == b->metric && !strcmp(a->md5, b->md5);
 }
 
+static const struct conf_bgp_peer *
+conf_peer(const struct conf *c, const char *name)
+{
+	for (unsigned i = 0; i < c->n_bgp_peers; i++)
+		if (!strcmp(c->bgp_peers[i].name, name))
+			return &c->bgp_peers[i];
+	return NULL;
+}
+
+static struct peer *
+peer_by_name(const char *name)
+{
+	for (unsigned i = 0; i < bg.n_peers; i++)
+		if (!strcmp(bg.peers[i]->c.name, name))
+			return bg.peers[i];
+	return NULL;
+}
+
+/* persist or stale_time changed: no reset; a peer down whose routes persist no more loses them. */
+static void
+peer_retime(struct peer *pe, const struct conf_bgp_peer *nc)
+{
+	char name[PS_NAME_MAX + 1];
+	struct owner *o;
+
+	pe->c.stale_time = nc->stale_time;
+	pe->c.persist = nc->persist;
+	snprintf(name, sizeof(name), BGP_CLIENT_PREFIX "%s", pe->c.name);
+	if (!(o = owner_find(name)))
+		return;
+	if (o->session) {
+		if (pe->s && pe->s->owner == o)
+			o->persist = nc->persist;
+	} else if (o->persist && !nc->persist) {
+		o->persist = false;
+		if (!o->stale_until) {
+			log_info("bgp %s: no longer persists; its routes are withdrawn", pe->c.name);
+			owner_withdraw_all(o);
+		}
+	}
+}
+
 void
 bgp_reconfigure(const struct conf *c)
 {
@@ -1082,47 +1172,45 @@ bgp_reconfigure(const struct conf *c)
 	if (c->bgp_as != bg.local.as || c->bgp_router_id != bg.local.router_id ||
 	    c->n_bgp_listen != bg.n_listen || memcmp(c->bgp_listen, bg.listen, bg.n_listen * sizeof(bg.listen[0])))
 		log_warn("reload: bgp_listen, bgp_as and bgp_router_id change only with a restart");
-	for (unsigned i = 0; i < bg.n_peers; i++)
-		bg.peers[i]->seen = false;
-	for (unsigned i = 0; i < c->n_bgp_peers; i++) {
-		const struct conf_bgp_peer *nc = &c->bgp_peers[i];
-		struct peer *pe = NULL;
-		for (unsigned k = 0; k < bg.n_peers; k++)
-			if (!strcmp(bg.peers[k]->c.name, nc->name))
-				pe = bg.peers[k];
-		if (!pe) {
-			if (bg.n_peers < CONF_BGP_PEERS_MAX && (pe = peer_new(nc))) {
-				pe->seen = true;
-				bg.peers[bg.n_peers++] = pe;
-				log_info("bgp %s: added", nc->name);
-			}
-			continue;
-		}
-		pe->seen = true;
-		if (!same_routes(&pe->c, nc)) {
-			set_md5(&pe->c, false);
-			peer_reset(pe, BGP_E_CEASE_CONFIG, "its bgp_peer line changed");
-			pe->c = *nc;
-			set_md5(&pe->c, true);
-			continue;
-		}
-		pe->c.stale_time = nc->stale_time;
-		pe->c.persist = nc->persist;
-		if (pe->s && pe->s->owner)
-			pe->s->owner->persist = nc->persist;
-	}
+	/*
+	 * Leaving first: removed peers, and peers whose routes change, give their
+	 * MD5 keys (an address may move to another line) and their slots back.
+	 */
 	for (unsigned i = 0; i < bg.n_peers; i++) {
 		struct peer *pe = bg.peers[i];
+		const struct conf_bgp_peer *nc = conf_peer(c, pe->c.name);
+		pe->seen = nc && same_routes(&pe->c, nc);
 		if (pe->seen) {
 			bg.peers[keep++] = pe;
 			continue;
 		}
-		log_info("bgp %s: removed; its routes are withdrawn", pe->c.name);
 		set_md5(&pe->c, false);
-		peer_reset(pe, BGP_E_CEASE_DECONFIGURED, "its bgp_peer line is gone");
+		log_info("bgp %s: %s; its routes are withdrawn", pe->c.name,
+		    nc ? "its bgp_peer line changed" : "removed");
+		peer_reset(pe, nc ? BGP_E_CEASE_CONFIG : BGP_E_CEASE_DECONFIGURED,
+		    nc ? "its bgp_peer line changed" : "its bgp_peer line is gone");
 		free(pe);
 	}
 	bg.n_peers = keep;
+	for (unsigned i = 0; i < c->n_bgp_peers; i++) {
+		const struct conf_bgp_peer *nc = &c->bgp_peers[i];
+		struct peer *pe = peer_by_name(nc->name);
+		if (pe) {
+			peer_retime(pe, nc);
+			continue;
+		}
+		if (!bg.local.as || !bg.local.router_id) {
+			log_warn("bgp %s: not added: bgp_as and bgp_router_id need a restart", nc->name);
+			continue;
+		}
+		if (bg.n_peers == CONF_BGP_PEERS_MAX || !(pe = peer_new(nc))) {
+			log_warn("bgp %s: not added: %s", nc->name,
+			    bg.n_peers == CONF_BGP_PEERS_MAX ? "too many peers" : "out of memory");
+			continue;
+		}
+		bg.peers[bg.n_peers++] = pe;
+		log_info("bgp %s: %s", nc->name, "added");
+	}
 }
 
 void
@@ -1170,7 +1258,7 @@ bgp_peer_info_at(unsigned i, struct bgp_peer_info *ret)
 	ret->prefixes = pe->prefixes;
 	ret->withdrawn = pe->withdrawn;
 	ret->sessions = pe->sessions;
-	ret->up_since_ms = pe->up_since_ms;
+	ret->up_s = pe->up_since_ms ? (uv_now(bg.loop) - pe->up_since_ms) / 1000 : 0;
 	ret->gr = pe->s && pe->s->gr;
 	ret->addpath = pe->s && (pe->s->caps.addpath[BGP_V4] || pe->s->caps.addpath[BGP_V6]);
 	snprintf(ret->last_error, sizeof(ret->last_error), "%s", pe->last_error);

@@ -56,7 +56,7 @@ struct bgp_peer_info {
 	uint64_t prefixes;   /* announced, withdrawn and treated as withdrawn, counted in UPDATEs */
 	uint64_t withdrawn;  /* treated as withdrawn (RFC 7606) */
 	uint64_t sessions;   /* established so far */
-	uint64_t up_since_ms; /* uv_now() when established, 0 if not */
+	uint64_t up_s;       /* seconds since it was established, 0 if it is not */
 	bool gr;             /* the session has graceful restart */
 	bool addpath;        /* the peer sends path identifiers (either family) */
 	char last_error[160]; /* why the last session ended, "" if none */

@@ -479,6 +479,17 @@ as_path_valid(const uint8_t *v, size_t len, unsigned asz)
 	return true;
 }
 
+/* A gateway can be: not unspecified, loopback or multicast (nor, IPv4, class E). */
+static bool
+unicast_address(const uint8_t *a, unsigned len)
+{
+	static const uint8_t zero[16], loop6[16] = { [15] = 1 };
+
+	if (len == 4)
+		return a[0] && a[0] != 127 && a[0] < 224;
+	return memcmp(a, zero, 16) && memcmp(a, loop6, 16) && a[0] != 0xff;
+}
+
 static int
 mp_reach(struct upd *s, const uint8_t *v, size_t len, const uint8_t *attr, size_t attr_len)
 {
@@ -501,6 +512,8 @@ mp_reach(struct upd *s, const uint8_t *v, size_t len, const uint8_t *attr, size_
 	if (!nlri_valid(v + 5 + nhlen, len - 5 - nhlen, (uint8_t)fam, s->c->addpath[fam]))
 		return fail(s->e, BGP_E_UPDATE, BGP_E_UPD_NETWORK, NULL, 0,
 		    "MP_REACH_NLRI: a malformed %s prefix", fam == BGP_V4 ? "IPv4" : "IPv6");
+	if (!unicast_address(v + 4, nhlen == 4 ? 4 : 16))
+		taw(s, "MP_REACH_NLRI: a next hop that is no unicast address");
 	u->reach[u->n_reach] = (struct bgp_nlri){ v + 5 + nhlen, v + len, (uint8_t)fam, s->c->addpath[fam] };
 	memset(&u->nh[u->n_reach], 0, sizeof(u->nh[0]));
 	memcpy(u->nh[u->n_reach].b, v + 4, nhlen == 4 ? 4 : 16);
@@ -567,7 +580,7 @@ attribute(struct upd *s, uint8_t f, uint8_t t, const uint8_t *v, size_t len, con
 	case 3: /* NEXT_HOP: an IPv4 unicast address (5.1.3, RFC 7606 7.3) */
 		if (!flags_are(f, false, true) || len != 4) {
 			taw(s, "malformed NEXT_HOP");
-		} else if (!v[0] || v[0] >= 224 || v[0] == 127) {
+		} else if (!unicast_address(v, 4)) {
 			taw(s, "NEXT_HOP %u.%u.%u.%u is no unicast address", v[0], v[1], v[2], v[3]);
 		} else {
 			memcpy(s->nh_v4.b, v, 4);

@@ -155,6 +155,10 @@ on_hello(struct session *s, const struct ps_hello *h)
 		    PS_VERSION_MIN, PS_VERSION_MAX);
 		return;
 	}
+	if (h->role == PS_ROLE_FEED && !strncmp(h->name, "bgp:", 4)) {
+		session_fail(s, PS_E_FIELD, "name", "client names beginning bgp: are BGP peers' (fibd.conf bgp_peer)");
+		return;
+	}
 	if (h->role == PS_ROLE_FEED) {
 		bool known = owner_find(h->name) != NULL;
 		struct owner *o = owner_get(h->name);

@@ -405,6 +405,7 @@ main(int argc, char **argv)
 	event_set_sink(watch_on_event);
 	reply_set_wake(feed_wake);
 	status_set_sessions(feed_get_stats);
+	status_set_bgp(bgp_peer_info_at);
 	owner_init(&m.loop, &(const struct owner_hooks){ .ready = feed_wake });
 	learn_init(m.conf.protocol, &sync_env, feed_learn);
 	if ((r = nl_init(&m.loop, m.conf.protocol, &(const struct nl_hooks){ .done = owner_route_done,

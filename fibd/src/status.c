@@ -13,6 +13,7 @@
 
 #include <uv.h>
 
+#include "bgp.h"
 #include "config.h"
 #include "format.h"
 #include "health.h"
@@ -30,6 +31,20 @@ static uint64_t started_ns;
 static uint8_t protocol;
 
 static void (*get_sessions)(struct session_stats *ret);
+static int (*bgp_info_at)(unsigned i, struct bgp_peer_info *ret);
+
+void
+status_set_bgp(int (*info_at)(unsigned i, struct bgp_peer_info *ret))
+{
+	bgp_info_at = info_at;
+}
+
+/* BGP peer i, or -ENOENT past the last (or without BGP). */
+static int
+bgp_peer(unsigned i, struct bgp_peer_info *ret)
+{
+	return bgp_info_at ? bgp_info_at(i, ret) : -ENOENT;
+}
 
 void
 status_set_sessions(void (*get)(struct session_stats *ret))
@@ -87,6 +102,7 @@ client_state(const struct owner_info *oi, char *buf, size_t len)
 static void
 status_text(struct text *t, const struct snap *sn)
 {
+	struct bgp_peer_info bi;
 	const struct nl_stats ns = sn->ns;
 	const struct health_stats hs = sn->hs;
 	const struct session_stats fs = sn->fs;
@@ -102,6 +118,17 @@ status_text(struct text *t, const struct snap *sn)
 		tprintf(t, "  client %-20s %-20s routes %llu pending %llu generation %llu\n", oi.name,
 		    client_state(&oi, state, sizeof(state)), (unsigned long long)oi.routes, (unsigned long long)oi.pending,
 		    (unsigned long long)oi.generation);
+	}
+	for (unsigned i = 0; bgp_peer(i, &bi) == 0; i++) {
+		tprintf(t, "  bgp peer %s %s AS %u table %u: %s", bi.name, bi.address, bi.as, bi.table, bi.state);
+		if (bi.up_s)
+			tprintf(t, " %llu s%s%s", (unsigned long long)bi.up_s, bi.gr ? ", graceful restart" : "",
+			    bi.addpath ? ", ADD-PATH" : "");
+		tprintf(t, "; sessions %llu, updates %llu, prefixes %llu, taken as withdrawn %llu\n",
+		    (unsigned long long)bi.sessions, (unsigned long long)bi.updates,
+		    (unsigned long long)bi.prefixes, (unsigned long long)bi.withdrawn);
+		if (bi.last_error[0])
+			tprintf(t, "    last session ended: %s\n", bi.last_error);
 	}
 	tprintf(t, "tables\n");
 	tprintf(t, "  %-10s %-6s %10s %10s %10s %8s %8s\n", "table", "family", "desired",
@@ -254,6 +281,30 @@ metrics_text(struct text *t, const struct snap *sn)
 		tprintf(t, "} %d\n", oi.connected ? 1 : 0);
 	}
 	metric1(t, "fibd_sessions", "gauge", "Open sessions on the socket", sn->fs.open);
+	{
+		static const struct {
+			const char *name, *type, *help;
+		} bcols[] = {
+			{ "fibd_bgp_peer_up", "gauge", "1 if the BGP session with the peer is established" },
+			{ "fibd_bgp_sessions_total", "counter", "BGP sessions with the peer established" },
+			{ "fibd_bgp_updates_total", "counter", "UPDATE messages from the peer" },
+			{ "fibd_bgp_prefixes_total", "counter", "Prefixes announced or withdrawn in them" },
+			{ "fibd_bgp_treat_as_withdraw_total", "counter",
+			    "UPDATEs whose routes were taken as withdrawn (RFC 7606)" },
+		};
+		struct bgp_peer_info bi;
+		if (bgp_peer(0, &bi) == 0)
+			for (unsigned c = 0; c < sizeof(bcols) / sizeof(bcols[0]); c++) {
+				metric_head(t, bcols[c].name, bcols[c].type, bcols[c].help);
+				for (unsigned i = 0; bgp_peer(i, &bi) == 0; i++) {
+					const uint64_t v[] = { !strcmp(bi.state, "established"), bi.sessions,
+						bi.updates, bi.prefixes, bi.withdrawn };
+					tprintf(t, "%s{peer=", bcols[c].name);
+					json_str(t, bi.name);
+					tprintf(t, "} %llu\n", (unsigned long long)v[c]);
+				}
+			}
+	}
 
 	metric_head(t, "fibd_route_programming_seconds", "histogram",
 	    "From a route change's arrival to the kernel's acknowledgement");
@@ -338,6 +389,7 @@ metrics_text(struct text *t, const struct snap *sn)
 static void
 status_json(struct text *t, const struct snap *sn)
 {
+	struct bgp_peer_info bi;
 	const struct nl_stats ns = sn->ns;
 	const struct health_stats hs = sn->hs;
 	const struct session_stats fs = sn->fs;
@@ -398,6 +450,20 @@ status_json(struct text *t, const struct snap *sn)
 	    (unsigned long long)sn->ss.routes_pruned, (unsigned long long)sn->ss.routes_changed,
 	    (unsigned long long)sn->ss.notifications_replayed, (unsigned long long)sn->ss.keep_overflows,
 	    (unsigned long long)sn->ss.dumps_unsure);
+	tprintf(t, "\"bgp\":[");
+	for (unsigned i = 0; bgp_peer(i, &bi) == 0; i++) {
+		tprintf(t, "%s{\"name\":", i ? "," : "");
+		json_str(t, bi.name);
+		tprintf(t, ",\"address\":\"%s\",\"as\":%u,\"table\":%u,\"state\":\"%s\",\"up_s\":%llu,"
+			   "\"graceful_restart\":%s,\"addpath\":%s,\"sessions\":%llu,\"updates\":%llu,"
+			   "\"prefixes\":%llu,\"treat_as_withdraw\":%llu,\"last_error\":",
+		    bi.address, bi.as, bi.table, bi.state, (unsigned long long)bi.up_s, bi.gr ? "true" : "false",
+		    bi.addpath ? "true" : "false", (unsigned long long)bi.sessions, (unsigned long long)bi.updates,
+		    (unsigned long long)bi.prefixes, (unsigned long long)bi.withdrawn);
+		json_str(t, bi.last_error);
+		tprintf(t, "}");
+	}
+	tprintf(t, "],");
 	learn_get_stats(&ls);
 	tprintf(t, "\"learn\":{\"sent\":%llu,\"skipped\":%llu,\"replayed\":%llu,\"overflows\":%llu},",
 	    (unsigned long long)ls.sent, (unsigned long long)ls.skipped,
@@ -442,7 +508,7 @@ status_clients(struct text *t, bool json)
 	for (unsigned i = 0; owner_info_at(i, &oi) == 0; i++) {
 		char state[48], peer[48] = "-";
 		client_state(&oi, state, sizeof(state));
-		if (oi.connected)
+		if (oi.connected && oi.pid >= 0)
 			snprintf(peer, sizeof(peer), "uid %d pid %d", oi.uid, oi.pid);
 		if (!json) {
 			tprintf(t, "%-24s %-22s %10llu %10llu %20llu %s\n", oi.name, state,

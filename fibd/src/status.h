@@ -27,6 +27,10 @@ struct session_stats {
 /* status_set_sessions - where status reads them (main.c wires feed_get_stats: status does not call feed). */
 void status_set_sessions(void (*get)(struct session_stats *ret));
 
+/* status_set_bgp - where status reads the BGP peers (main.c wires bgp_peer_info_at). */
+struct bgp_peer_info;
+void status_set_bgp(int (*info_at)(unsigned i, struct bgp_peer_info *ret));
+
 /* Each appends its answer to t (t->failed on no memory). */
 void status_report(struct text *t, bool json);
 void status_metrics(struct text *t);

@@ -390,6 +390,20 @@ mp_reach(unsigned afi, const uint8_t *nh, unsigned nhlen, const char *const *pfx
 	msg[start + 3] = (uint8_t)(len - vstart);
 }
 
+/* An UPDATE of two IPv6 prefixes (MP_REACH_NLRI) through next hop nh, parsed on an external session. */
+static int
+v6_update(const uint8_t *nh, unsigned nhlen, const char *const *pfx, const unsigned *plen,
+    struct bgp_update *u)
+{
+	struct bgp_error e;
+
+	update_begin();
+	mandatory();
+	mp_reach(BGP_AFI_IPV6, nh, nhlen, pfx, plen, NULL, 2);
+	attrs_end();
+	return bgp_update_parse(msg, len, &ebgp, u, &e);
+}
+
 static void
 test_update_ipv6_and_eor(void **state)
 {
@@ -404,17 +418,25 @@ test_update_ipv6_and_eor(void **state)
 	/* A global next hop and a link-local one: the global one is the gateway. */
 	inet_pton(AF_INET6, "2001:db8:ff::1", nh);
 	inet_pton(AF_INET6, "fe80::1", nh + 16);
-	update_begin();
-	mandatory();
-	mp_reach(BGP_AFI_IPV6, nh, 32, pfx, plen, NULL, 2);
-	attrs_end();
-	assert_int_equal(bgp_update_parse(msg, len, &ebgp, &u, &e), 0);
+	assert_int_equal(v6_update(nh, 32, pfx, plen, &u), 0);
 	assert_false(u.withdraw);
 	assert_int_equal(u.n_reach, 1);
 	assert_int_equal(u.nh_family[0], PS_FAM_V6);
 	assert_memory_equal(u.nh[0].b, nh, 16);
 	assert_prefix(&u.reach[0], "2001:db8:1::", 48, 0);
 	assert_prefix(&u.reach[0], "2001:db8::", 32, 0);
+
+	/* A next hop that is no unicast address (::, ::1, multicast): the routes are withdrawn. */
+	{
+		static const char *const bad_nh[] = { "::", "::1", "ff02::1" };
+		for (unsigned i = 0; i < 3; i++) {
+			uint8_t b[16];
+			inet_pton(AF_INET6, bad_nh[i], b);
+			assert_int_equal(v6_update(b, 16, pfx, plen, &u), 0);
+			assert_true(u.withdraw);
+			assert_int_equal(u.n_reach, 1);
+		}
+	}
 
 	/* End-of-RIB for IPv6: MP_UNREACH_NLRI alone, empty. */
 	update_begin();

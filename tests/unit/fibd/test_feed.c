@@ -863,6 +863,22 @@ test_reply_not_encoded(void **state)
 	client_close(&d);
 }
 
+/* Client names beginning bgp: belong to BGP peers: a feed session may not take one. */
+static void
+test_bgp_names_reserved(void **state)
+{
+	struct client c;
+	const struct ps_msg *m;
+	(void)state;
+
+	client_open(&c);
+	hello(&c, "bgp:rs1", PS_ROLE_FEED);
+	m = expect(&c, PS_ERROR);
+	assert_int_equal(m->u.error.code, PS_E_FIELD);
+	assert_string_equal(m->u.error.field, "name");
+	client_close(&c);
+}
+
 extern struct rtable *sync_fake_claimed[16];
 extern unsigned sync_fake_n_claimed;
 
@@ -975,6 +991,7 @@ main(void)
 		cmocka_unit_test(test_restart_claims),
 		cmocka_unit_test(test_no_memory_for_a_session),
 		cmocka_unit_test(test_reply_not_encoded),
+		cmocka_unit_test(test_bgp_names_reserved),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
