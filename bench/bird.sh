@@ -7,6 +7,8 @@
 #   kernel  BIRD's own kernel protocol (k4 and k6, scan time 10), the reference
 #   fibd    the same BIRD with one protocol fibd for both families (f1)
 #   fibd46  and with two, f4 and f6, as operators write k4 and k6 today
+#   bgp     stock BIRD (no fibd protocol) feeding fibd over BGP (an internal
+#           session on loopback; fibd's BGP ingest), BIRD's kernel protocol removed
 # The BIRD binary is the one bird-glue/build.sh makes (BIRD_DIR; bench/run.sh
 # bird --bird VERSION picks 2.0.12, 2.19.2 or 3.3.2): stock BIRD plus a
 # protocol that the kernel run does not configure, so that run is stock BIRD.
@@ -16,6 +18,7 @@
 # fibd memory; the glue's peak pending set. Nothing is asserted.
 #
 #   bench/bird.sh [N4 N6 STEADY]   (default 600000 150000 120; as root)
+# BENCH_ONLY=bgp runs the start-up, kernel and bgp runs alone (bench/run.sh bgp).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 B=${BUILD_DIR:-$here/../build-bench}
@@ -29,14 +32,14 @@ N=$((N4 + N6))
 python3 "$here/../netns/routes.py" gen "$N4" "$N6" va 198.51.100.1 2001:db8:ff::1 7 >"$W/routes"
 python3 "$here/../netns/routes.py" bird-static s "$W/routes" >"$W/static.conf"
 
-# run NAME EXPORT_CONFIG [FIBD]: BIRD with the static routes and the given
-# export protocols; the probe's JSON into $W/NAME.json. With no export
-# protocol, only the time until BIRD answers (the probe's --startup).
+# run NAME EXPORT_CONFIG [FIBD [FIBD_CONF]]: BIRD with the static routes and
+# the given export protocols; the probe's JSON into $W/NAME.json. With no
+# export protocol, only the time until BIRD answers (the probe's --startup).
 run() {
-	local name=$1 export=$2 with_fibd=${3:-} fibd_pid="" bird_pid
+	local name=$1 export=$2 with_fibd=${3:-} fibd_conf=${4:-} fibd_pid="" bird_pid
 	fresh_ns "$name"
 	if [ -n "$with_fibd" ]; then
-		echo "state_file = none" >"$W/fibd.conf"
+		printf 'state_file = none\n%s\n' "$fibd_conf" >"$W/fibd.conf"
 		start_fibd
 	fi
 	{
@@ -86,15 +89,28 @@ echo "BIRD with these routes and no export protocol answers after $STARTUP s" \
 	"$W/start1.json" "$W/start2.json" "$W/start3.json") s); probes count from then"
 run kernel "protocol kernel k4 { kernel table 100; scan time 10; ipv4 { export all; }; }
 protocol kernel k6 { kernel table 100; scan time 10; ipv6 { export all; }; }"
-run fibd "protocol fibd f1 { socket \"$W/fibd.sock\"; kernel table 100; ipv4 { export all; }; ipv6 { export all; }; }" fibd
-# Two instances, f4 and f6, as operators write k4 and k6 today.
-run fibd46 "protocol fibd f4 { socket \"$W/fibd.sock\"; kernel table 100; ipv4 { export all; }; }
+if [ "${BENCH_ONLY:-}" != bgp ]; then
+	run fibd "protocol fibd f1 { socket \"$W/fibd.sock\"; kernel table 100; ipv4 { export all; }; ipv6 { export all; }; }" fibd
+	# Two instances, f4 and f6, as operators write k4 and k6 today.
+	run fibd46 "protocol fibd f4 { socket \"$W/fibd.sock\"; kernel table 100; ipv4 { export all; }; }
 protocol fibd f6 { socket \"$W/fibd.sock\"; kernel table 100; ipv6 { export all; }; }" fibd
+fi
+# BIRD unpatched in what it runs: BGP to fibd (README, "Routes over BGP").
+run bgp "protocol bgp tofibd { local 127.0.0.2 as 65000; neighbor 127.0.0.1 port 1179 as 65000;
+  ipv4 { import none; export all; next hop keep; }; ipv6 { import none; export all; next hop keep; }; }" fibd \
+	"bgp_listen = 127.0.0.1 1179
+bgp_as = 65000
+bgp_router_id = 192.0.2.254
+bgp_peer = bird address 127.0.0.2 as 65000 table 100"
+for f in fibd fibd46; do
+	[ -f "$W/$f.json" ] || echo '{}' >"$W/$f.json"
+	[ -f "$W/$f.pending" ] || : >"$W/$f.pending"
+done
 
-python3 - "$W/kernel.json" "$W/fibd.json" "$W/fibd46.json" "$W/fibd.pending" "$W/fibd46.pending" <<'PY'
+python3 - "$W/kernel.json" "$W/fibd.json" "$W/fibd46.json" "$W/bgp.json" "$W/fibd.pending" "$W/fibd46.pending" <<'PY'
 import json, sys
-k, f, f2 = (json.load(open(p)) for p in sys.argv[1:4])
-pend = ["; ".join(open(p).read().split("\n")).strip("; ") for p in sys.argv[4:6]]
+k, f, f2, b = (json.load(open(p)) for p in sys.argv[1:5])
+pend = ["; ".join(open(p).read().split("\n")).strip("; ") for p in sys.argv[5:7]]
 def g(d, *path):
     for p in path:
         d = d.get(p) if isinstance(d, dict) else None
@@ -109,13 +125,13 @@ rows += [("BIRD CPU in steady state (%)", ("bird_steady_cpu_pct",)),
          ("BIRD peak RSS (MiB)", ("bird_peak_rss_mib",)),
          ("fibd RSS at the end (MiB)", ("fibd_rss_mib",)),
          ("fibd peak RSS (MiB)", ("fibd_peak_rss_mib",))]
-print(f"{'':44} {'kernel k4/k6':>14} {'fibd f1':>14} {'fibd f4/f6':>14}")
+print(f"{'':44} {'kernel k4/k6':>14} {'fibd f1':>14} {'fibd f4/f6':>14} {'BGP to fibd':>14}")
 for label, path in rows:
-    print(f"{label:44} {g(k, *path)!s:>14} {g(f, *path)!s:>14} {g(f2, *path)!s:>14}")
+    print(f"{label:44} {g(k, *path)!s:>14} {g(f, *path)!s:>14} {g(f2, *path)!s:>14} {g(b, *path)!s:>14}")
 ck = k.get("converge_s")
-for name, d in (("f1", f), ("f4/f6", f2)):
+for name, d in (("fibd f1", f), ("fibd f4/f6", f2), ("BGP to fibd", b)):
     if ck and d.get("converge_s"):
-        print(f"converge time, fibd {name} / kernel protocol: {d['converge_s'] / ck:.2f}x")
+        print(f"converge time, {name} / kernel protocol: {d['converge_s'] / ck:.2f}x")
 print(f"glue pending set (peak is the full feed's), f1: {pend[0]}")
 print(f"glue pending set, f4/f6: {pend[1]}")
 PY

@@ -21,7 +21,7 @@ LAYERS = [
     ("engine", "scans, replay, prune, repair; learn; owners of desired routes; events",
      ["sync", "sync_queue", "prune", "learn", "event", "owner"]),
     ("front", "sessions and access, BGP sessions, control commands, watch, systemd notify",
-     ["feed", "feed_out", "access", "ctl", "status", "show", "reply", "watch", "notify", "bgp"]),
+     ["feed", "feed_out", "access", "ctl", "status", "show", "reply", "watch", "notify", "bgp", "bgp_rib", "bgp_peer"]),
     ("main", "wires the hooks, runs the loop", ["main"]),
 ]
 
