@@ -33,7 +33,7 @@ protocol bgp tofibd {
   local 127.0.0.2 as $PEER_AS;
   neighbor 127.0.0.1 port 1179 as 65000;
   multihop 2;
-  connect retry time 1; error wait time 1, 2;
+  connect delay time 0; connect retry time 1; error wait time 1, 2;
   password "fibd-test-key";
   graceful restart on;
   ipv4 { import none; export all; next hop keep; add paths tx; };
