@@ -17,7 +17,7 @@ LAYERS = [
     ("codec", "kernel route messages to keys and attributes and back, BGP messages; no sockets",
      ["kmsg", "bgp_msg"]),
     ("kernel I/O", "the writer, the dump socket, the monitor; they report through hooks",
-     ["nl", "nl_send", "nl_writer", "dump", "monitor"]),
+     ["nl", "nl_send", "nl_ack", "nl_writer", "dump", "monitor"]),
     ("engine", "scans, replay, prune, repair; learn; owners of desired routes; events",
      ["sync", "sync_queue", "prune", "learn", "event", "owner"]),
     ("front", "sessions and access, BGP sessions, control commands, watch, systemd notify",

@@ -1,7 +1,7 @@
 /*
- * nl-internal.h: the writer's state and helpers, shared by its two files:
- * nl.c (the queue, held and parked routes, setup) and nl_send.c (building
- * batches, sending them, reading ACKs). Nothing else includes it.
+ * nl-internal.h: the writer's state and helpers, shared by its files: nl.c
+ * (the queue, held and parked routes, setup), nl_send.c (building batches,
+ * sending them) and nl_ack.c (reading ACKs). Nothing else includes it.
  */
 #ifndef FIBD_NL_INTERNAL_H
 #define FIBD_NL_INTERNAL_H
@@ -123,7 +123,14 @@ unsigned nl_writer_busy(void);
 /* nl_send.c */
 void nl_on_sent(const struct nl_sent *s);
 void nl_on_kick(uv_idle_t *h);
-void nl_on_wr(uv_poll_t *h, int status, int events);
 void nl_on_rattr_free(struct rattr *a);
+void nl_forget_nh_objects(struct rattr *a);
+
+/* nl_ack.c */
+void nl_on_wr(uv_poll_t *h, int status, int events);
+/* nl_complete - the outcome of message f (its ACK, or the error of the batch the kernel refused). */
+void nl_complete(struct inflight f, int err, const char *text);
+/* nl_read_acks - budget recvmmsg calls of ACKs, or all there are when budget is negative. */
+void nl_read_acks(int budget);
 
 #endif

@@ -167,6 +167,15 @@ fifo_append(struct route **head, struct route **tail, struct route *r)
 	*tail = r;
 }
 
+/* r is on one of the writer's lists (queue, held, waiting for devices): it counts as queued and pending. */
+static void
+mark_queued(struct route *r)
+{
+	r->flags |= R_QUEUED;
+	nl_pending_update(r, (uint8_t)(r->flags & ~R_QUEUED));
+	nl.queued++;
+}
+
 void
 nl_enqueue(struct route *r)
 {
@@ -177,10 +186,8 @@ nl_enqueue(struct route *r)
 	nl_set_state(r, R_WAITING, false);
 	if (r->flags & (R_QUEUED | R_INFLIGHT))
 		return; /* in flight: re-queued when its ACK shows want moved on */
-	r->flags |= R_QUEUED;
-	nl_pending_update(r, (uint8_t)(r->flags & ~R_QUEUED));
+	mark_queued(r);
 	fifo_append(&nl.qhead, &nl.qtail, r);
-	nl.queued++;
 	nl_kick();
 }
 
@@ -228,9 +235,7 @@ nl_route_changed(struct route *r, struct rattr *now)
 void
 nl_hold(struct route *r)
 {
-	r->flags |= R_QUEUED;
-	nl_pending_update(r, (uint8_t)(r->flags & ~R_QUEUED));
-	nl.queued++;
+	mark_queued(r);
 	nl.held++;
 	fifo_append(&nl.hhead, &nl.htail, r);
 }
@@ -245,9 +250,7 @@ nl_wait_resolve(struct route *r)
 {
 	struct rattr *a = r->want;
 
-	r->flags |= R_QUEUED;
-	nl_pending_update(r, (uint8_t)(r->flags & ~R_QUEUED));
-	nl.queued++;
+	mark_queued(r);
 	if (!a->wait_head)
 		rattr_ref(a);
 	fifo_append(&a->wait_head, &a->wait_tail, r);
@@ -293,13 +296,11 @@ nl_release_held(struct rtable *t)
 void
 nl_requeue_head(struct route *r)
 {
-	r->flags |= R_QUEUED;
-	nl_pending_update(r, (uint8_t)(r->flags & ~R_QUEUED));
+	mark_queued(r);
 	r->qnext = nl.qhead;
 	nl.qhead = r;
 	if (!nl.qtail)
 		nl.qtail = r;
-	nl.queued++;
 }
 
 uint64_t

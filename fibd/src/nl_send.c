@@ -3,9 +3,8 @@
  * callback pops routes, builds each one's messages (kmsg.c) into one buffer,
  * the nexthop objects a route needs first, and hands the buffer to the writer
  * thread (nl_writer.c), which sends it in one send while the loop goes on;
- * ACKs come back on the same socket in the order of the messages, are read on
- * the loop, each matched to its message in the window by sequence number, and
- * its outcome lands on the route. Budgets: NL_RUN_NS per callback,
+ * ACKs come back on the same socket in the order of the messages and are read
+ * on the loop (nl_ack.c). Budgets: NL_RUN_NS per callback,
  * NL_WINDOW_MAX messages in flight, NL_SLOTS batches built ahead.
  */
 #include <errno.h>
@@ -20,16 +19,6 @@
 #include "kmsg.h"
 #include "log.h"
 #include "nl-internal.h"
-
-static void complete(struct inflight f, int err, const char *text);
-static void lose_oldest(uint32_t n);
-
-/* Errors that say a nexthop cannot be reached now: the route waits for a link or an address. */
-static bool
-unreachable_errno(int err)
-{
-	return err == ENETUNREACH || err == ENODEV || err == ENETDOWN || err == EHOSTUNREACH;
-}
 
 /* ---- building messages ---- */
 
@@ -149,23 +138,6 @@ devices_of(struct rattr *a)
 	return a->nh_res == RATTR_RES_DONE ? DEV_KNOWN : DEV_INLINE;
 }
 
-/*
- * The ACK (err) of the message seq that asked for a's devices, and no echo
- * answered before it: the gateway is unreachable (the set is written inline
- * and waits, as its routes do, for a link or an address); or the write said
- * nothing of the gateway (a foreign route on the key; an IPv4 route replaced
- * by an identical one, which the kernel does not echo): the next route asks.
- */
-static void
-devices_answered(struct rattr *a, uint32_t seq, int err)
-{
-	if (a->nh_res != RATTR_RES_ASKED || a->res_seq != seq)
-		return;
-	a->nh_res = unreachable_errno(err) ? RATTR_RES_FAILED : RATTR_RES_NONE;
-	a->res_gen = nl.link_gen;
-	nl_release_resolving(a);
-}
-
 /* Queue the deletion of a's kernel objects (a is about to be freed or recreated). */
 static void
 drop_nh_objects(struct rattr *a)
@@ -204,8 +176,8 @@ drop_nh_objects(struct rattr *a)
 }
 
 /* The kernel removed a's objects itself: forget them without deleting anything. */
-static void
-forget_nh_objects(struct rattr *a)
+void
+nl_forget_nh_objects(struct rattr *a)
 {
 	a->nh_id = 0;
 	a->nh_state = RATTR_NH_NONE;
@@ -221,7 +193,7 @@ forget_if_on_link(struct rattr *a, void *ctx)
 		return;
 	for (unsigned i = 0; i < a->n_nh; i++)
 		if ((a->nh[i].ifname[0] ? a->nh[i].ifindex : a->nh[i].kifindex) == ifindex) {
-			forget_nh_objects(a);
+			nl_forget_nh_objects(a);
 			return;
 		}
 }
@@ -320,8 +292,6 @@ build(struct route *r, enum op op)
 /* ---- sending ---- */
 
 
-static void read_acks(int budget);
-
 /*
  * The kernel refused a whole batch (its send failed with s->err): none of its
  * messages was applied, and no ACK will come for them. The writer thread
@@ -338,7 +308,7 @@ refuse_batch(const struct nl_sent *s)
 	log_warn_errno(s->err, "nl: the kernel refused a %zu-byte batch of %u messages; "
 			       "each fails with this error", s->len, s->msgs);
 	nl.st.batches_refused++;
-	read_acks(-1);
+	nl_read_acks(-1);
 	for (k = 0; k < nl.ring_n; k++)
 		if (nl.ring[(nl.ring_head + k) % NL_WINDOW_MAX].seq == s->first_seq)
 			break;
@@ -347,7 +317,7 @@ refuse_batch(const struct nl_sent *s)
 	n = s->msgs < nl.ring_n - k ? s->msgs : nl.ring_n - k;
 	first = (nl.ring_head + k) % NL_WINDOW_MAX;
 	for (uint32_t i = 0; i < n; i++)
-		complete(nl.ring[(first + i) % NL_WINDOW_MAX], s->err, "the kernel refused the batch");
+		nl_complete(nl.ring[(first + i) % NL_WINDOW_MAX], s->err, "the kernel refused the batch");
 	/*
 	 * Out of the window with them. Messages before them still waiting for
 	 * their ACKs (the kernel queues those inside each send, so only if the
@@ -550,287 +520,5 @@ nl_on_kick(uv_idle_t *h)
 		nl.kick_on = false;
 	}
 	health_cb_end(t0, "netlink write");
-}
-
-/* ---- ACKs ---- */
-
-struct ack_attrs {
-	const char *msg;
-};
-
-static int
-ack_attr_cb(const struct nlattr *attr, void *data)
-{
-	struct ack_attrs *a = data;
-
-	if (mnl_attr_get_type(attr) == NLMSGERR_ATTR_MSG &&
-	    mnl_attr_validate(attr, MNL_TYPE_NUL_STRING) >= 0)
-		a->msg = mnl_attr_get_str(attr);
-	return MNL_CB_OK;
-}
-
-/*
- * The outcome of one message that left the window: its ACK (err 0 or a
- * positive errno, text the kernel's extended-ACK message or NULL), or the
- * error of a batch the kernel refused as a whole.
- */
-static void
-complete(struct inflight f, int err, const char *text)
-{
-	struct ack_attrs aa = { text };
-	struct route *r;
-
-	if (f.op == OP_NH_ADD || f.op == OP_NH_DEL) {
-		if (f.op == OP_NH_ADD && err && f.sent->nh_state == RATTR_NH_CREATED) {
-			/* Routes using it fail too; they report this error, the real cause. */
-			f.sent->nh_state = RATTR_NH_FAILED;
-			f.sent->nh_err = (uint16_t)err;
-			/* Devices the kernel picked may be stale: it is asked again. */
-			if (f.sent->nh_res == RATTR_RES_DONE)
-				f.sent->nh_res = RATTR_RES_NONE;
-		}
-		if (err && !(f.op == OP_NH_DEL && err == ENOENT))
-			log_debug("nl: nexthop object %u: %s%s%s", f.op == OP_NH_DEL ? f.nh_id : 0,
-			    strerror(err), aa.msg ? ": " : "", aa.msg ? aa.msg : "");
-		rattr_unref(f.sent);
-		return;
-	}
-	r = f.r;
-	r->flags &= (uint8_t)~R_INFLIGHT;
-	nl_pending_update(r, (uint8_t)(r->flags | R_INFLIGHT));
-	if (f.echo)
-		devices_answered(f.sent, f.seq, err);
-	if (err && f.sent && f.sent->nh_state == RATTR_NH_FAILED && f.sent->nh_err) {
-		/* The object could not be made: that is the route's real error. */
-		err = f.sent->nh_err;
-		aa.msg = "nexthop object could not be made";
-	}
-	if (f.op == OP_DEL && err == ESRCH)
-		err = 0; /* already gone: the delete is done */
-	if (!err) {
-		/* Once gone, the key may be taken by a foreign route: add with EXCL again. */
-		if (f.op == OP_DEL) {
-			nl_set_have(r, NULL);
-			r->flags |= R_EXCL;
-		} else {
-			nl_set_have(r, rattr_ref(f.sent));
-			r->flags &= (uint8_t)~R_EXCL;
-			r->seen = table_at(r->rt)->epoch; /* the kernel has it as of now */
-		}
-		r->err = 0;
-		r->errtext = 0;
-		nl_set_state(r, R_FAILED, false);
-		nl_set_state(r, R_WAITING, false);
-		if (r->want != r->have)
-			nl_enqueue(r);
-	} else {
-		nl.st.errors++;
-		r->err = (uint8_t)(err < 256 ? err : EIO);
-		r->errtext = nl_intern_text(aa.msg);
-		if (f.sent && f.sent->nh_state == RATTR_NH_CREATED && aa.msg &&
-		    !strcmp(aa.msg, "Nexthop id does not exist")) {
-			/* The kernel removed the object (its link went down): make a new one. */
-			forget_nh_objects(f.sent);
-			nl_enqueue(r);
-			rattr_unref(f.sent);
-			nl_finish(r, -1, NULL);
-			return;
-		}
-		if (err == EEXIST && f.op == OP_ADD_EXCL && nl.hooks.exists)
-			nl.hooks.exists(table_at(r->rt)); /* fibd's own, missed by a dump? */
-		if (r->want != f.sent) {
-			/* It changed meanwhile: write the new state instead of parking. */
-			nl_enqueue(r);
-		} else {
-			nl_set_state(r, unreachable_errno(err) ? R_WAITING : R_FAILED, true);
-			nl_park(r);
-		}
-	}
-	rattr_unref(f.sent);
-	nl_finish(r, err, nl_text(r->errtext));
-}
-
-/*
- * An ACK that is not for the oldest message in flight. The kernel answers the
- * messages of one socket in order, so the ones before it will get no ACK: they
- * were lost (or the kernel misbehaves). They are written again, and the ACK
- * is taken for its own message. An ACK for no message in flight is ignored.
- * Returns true when the ACK's message is now the oldest.
- */
-static bool
-ack_skips_to(uint32_t seq)
-{
-	uint32_t k;
-
-	for (k = 1; k < nl.ring_n; k++)
-		if (nl.ring[(nl.ring_head + k) % NL_WINDOW_MAX].seq == seq)
-			break;
-	if (k == nl.ring_n) {
-		log_warn("nl: ACK for sequence %u matches no message in flight; ignored", seq);
-		return false;
-	}
-	log_warn("nl: ACK for sequence %u came before those of %u earlier messages; "
-		 "writing those again", seq, k);
-	lose_oldest(k);
-	return true;
-}
-
-static void
-handle_ack(const struct nlmsghdr *nlh)
-{
-	const struct nlmsgerr *e = mnl_nlmsg_get_payload(nlh);
-	struct ack_attrs aa = { NULL };
-	struct inflight f;
-
-	if (nlh->nlmsg_len < mnl_nlmsg_size(sizeof(*e)))
-		return;
-	if (nl.ring_n && nl.ring[nl.ring_head].seq != nlh->nlmsg_seq && !ack_skips_to(nlh->nlmsg_seq))
-		return;
-	if (nl.ring_n == 0) {
-		log_warn("nl: ACK for sequence %u with nothing in flight; ignored", nlh->nlmsg_seq);
-		return;
-	}
-	f = nl.ring[nl.ring_head];
-	nl.ring_head = (nl.ring_head + 1) % NL_WINDOW_MAX;
-	nl.ring_n--;
-	nl.st.acks++;
-
-	if (e->error && (nlh->nlmsg_flags & NLM_F_ACK_TLVS)) {
-		size_t off = sizeof(*e);
-		if (!(nlh->nlmsg_flags & NLM_F_CAPPED))
-			off += e->msg.nlmsg_len - sizeof(struct nlmsghdr);
-		if (mnl_nlmsg_size(off) <= nlh->nlmsg_len)
-			mnl_attr_parse(nlh, (unsigned)off, ack_attr_cb, &aa);
-	}
-	complete(f, -e->error, aa.msg);
-}
-
-/*
- * The kernel's copy of a route written with NLM_F_ECHO: it comes just before
- * the route's ACK, so its message is the oldest in flight. It names the
- * devices the kernel picked for the gateways (devices_of).
- */
-static void
-handle_echo(const struct nlmsghdr *nlh)
-{
-	struct kmsg_rt kr;
-	struct inflight *f = &nl.ring[nl.ring_head];
-	int oif[NL_RESOLVE_NH_MAX];
-	struct rattr *a;
-
-	if (!nl.ring_n || f->seq != nlh->nlmsg_seq || !f->echo || !f->sent)
-		return;
-	a = f->sent;
-	if (a->nh_res != RATTR_RES_ASKED || a->res_seq != f->seq)
-		return; /* another message asks now, or the set has an object already */
-	if (a->res_gen != nl.link_gen) {
-		a->nh_res = RATTR_RES_NONE; /* links changed since it asked: ask again */
-	} else if (a->n_nh > NL_RESOLVE_NH_MAX || kmsg_rt_parse(nlh, &kr) < 0 ||
-	    !kmsg_rt_oifs(&kr, a, oif)) {
-		log_warn("nl: the kernel's copy of a route through gateways alone names no device "
-			 "for each; such routes are written inline");
-		a->nh_res = RATTR_RES_FAILED;
-	} else {
-		for (unsigned i = 0; i < a->n_nh; i++)
-			a->nh[i].kifindex = a->nh[i].ifname[0] ? 0 : oif[i];
-		a->nh_res = RATTR_RES_DONE;
-		nl.st.gateways_resolved++;
-	}
-	nl_release_resolving(a);
-}
-
-/*
- * The n oldest messages in flight will get no ACK: their routes are written
- * again (an add that did land is replaced by itself; one sent with EXCL may now
- * fail with EEXIST, which the next scan resolves), and nexthop objects are made
- * again with fresh ids.
- */
-static void
-lose_oldest(uint32_t n)
-{
-	while (n--) {
-		struct inflight *f = &nl.ring[nl.ring_head];
-		nl.ring_head = (nl.ring_head + 1) % NL_WINDOW_MAX;
-		nl.ring_n--;
-		if (f->echo && f->sent->nh_res == RATTR_RES_ASKED && f->sent->res_seq == f->seq) {
-			f->sent->nh_res = RATTR_RES_NONE; /* asked again */
-			nl_release_resolving(f->sent);
-		}
-		if (f->r) {
-			f->r->flags &= (uint8_t)~R_INFLIGHT;
-			nl_pending_update(f->r, (uint8_t)(f->r->flags | R_INFLIGHT));
-			nl_enqueue(f->r);
-		} else if (f->sent && f->op == OP_NH_ADD) {
-			f->sent->nh_state = RATTR_NH_FAILED; /* made again with fresh ids */
-			f->sent->nh_err = 0;
-		}
-		rattr_unref(f->sent);
-	}
-}
-
-/* Every message in flight is lost (receive overrun): send them all again. */
-static void
-lose_window(void)
-{
-	log_warn("nl: %u ACKs lost (receive buffer overrun); writing those routes again",
-	    nl.ring_n);
-	/* Batches not sent yet are in the window too: they are built again. */
-	nl_writer_cancel_queued();
-	nl.batch = nl_writer_buf();
-	nl.batch_len = 0;
-	nl.batch_msgs = 0;
-	lose_oldest(nl.ring_n);
-}
-
-/*
- * Read ACKs: budget recvmmsg calls of up to NL_MMSG datagrams each (every ACK
- * is a datagram of its own), or all there are when budget is negative.
- */
-static void
-read_acks(int budget)
-{
-	for (int i = 0; budget < 0 || i < budget; i++) {
-		int n = nl_io_recvmmsg(nl.mm.hdr, NL_MMSG);
-		if (n < 0) {
-			if (errno == ENOBUFS)
-				lose_window();
-			break;
-		}
-		for (int k = 0; k < n; k++) {
-			const struct nlmsghdr *nlh = (const struct nlmsghdr *)nl.mm.buf[k];
-			int len = (int)nl.mm.hdr[k].msg_len;
-			if (nl.mm.hdr[k].msg_hdr.msg_flags & MSG_TRUNC)
-				log_warn("nl: an ACK was truncated to %d bytes", len);
-			for (; kmsg_ok(nlh, len); nlh = mnl_nlmsg_next(nlh, &len))
-				if (nlh->nlmsg_type == NLMSG_ERROR)
-					handle_ack(nlh);
-				else if (nlh->nlmsg_type == RTM_NEWROUTE)
-					handle_echo(nlh);
-			nl.mm.hdr[k].msg_len = 0;
-		}
-		if (n < NL_MMSG)
-			break;
-	}
-}
-
-void
-nl_on_wr(uv_poll_t *h, int status, int events)
-{
-	uint64_t t0 = health_cb_begin();
-	(void)h;
-	if (status < 0) {
-		/*
-		 * A pending socket error (ENOBUFS: ACKs were lost) shows as POLLERR,
-		 * and libuv stops the handle on it. Watch again, and read: recvmmsg
-		 * returns the error and clears it.
-		 */
-		uv_poll_start(&nl.wr_poll, UV_READABLE, nl_on_wr);
-		events = UV_READABLE;
-	}
-	if (events & UV_READABLE)
-		read_acks(NL_RECV_BUDGET);
-	if (nl.qhead && nl.ring_n < NL_WINDOW_MAX)
-		nl_kick();
-	health_cb_end(t0, "netlink ACKs");
 }
 
