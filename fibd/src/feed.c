@@ -28,6 +28,7 @@
 #include <proto-shim/dec.h>
 
 #include "access.h"
+#include "bgp.h"
 #include "ctl.h"
 #include "feed-internal.h"
 #include "health.h"
@@ -155,7 +156,7 @@ on_hello(struct session *s, const struct ps_hello *h)
 		    PS_VERSION_MIN, PS_VERSION_MAX);
 		return;
 	}
-	if (h->role == PS_ROLE_FEED && !strncmp(h->name, "bgp:", 4)) {
+	if (h->role == PS_ROLE_FEED && !strncmp(h->name, BGP_CLIENT_PREFIX, strlen(BGP_CLIENT_PREFIX))) {
 		session_fail(s, PS_E_FIELD, "name", "client names beginning bgp: are BGP peers' (fibd.conf bgp_peer)");
 		return;
 	}
