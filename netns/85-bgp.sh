@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# BGP ingest with a real, unpatched peer (BGP_PEER: bird, ...; netns/bgp-peers.sh):
+# BGP ingest with a real, unpatched peer (BGP_PEER: bird, exabgp, ...; netns/bgp-peers.sh):
 # 100 k IPv4 + 20 k IPv6 routes land exactly over a session signed with a TCP
 # MD5 key, through the BGP next hops (the
 # kernel picks the device); two paths of a prefix (ADD-PATH) make one ECMP
@@ -111,6 +111,10 @@ check "fibd restart: no route missing at any sample ($samples samples)" test "$m
 check "fibd restart: table 100 is exactly the peer's routes" kernel_table_is "$A" 100 "$W/want-fewer"
 
 # A clean stop: the peer says so (NOTIFICATION), so graceful restart does not apply.
+if declare -F "${PEER}_start_without_gr" >/dev/null; then
+	"${PEER}_start_without_gr" "$W/fewer"
+	wait_until 300 settled "$NF" 4 || diag "the peer's session without graceful restart did not complete"
+fi
 "${PEER}_stop"
 check "the peer stopped cleanly: its routes are withdrawn" wait_until 60 \
 	bash -c "[ -z \"\$(ip -n $A route show table 100 proto 12; ip -n $A -6 route show table 100 proto 12)\" ]"
