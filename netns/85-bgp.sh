@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# BGP ingest with a real, unpatched peer (BGP_PEER: bird, exabgp, ...; netns/bgp-peers.sh):
+# BGP ingest with a real, unpatched peer (BGP_PEER: bird, exabgp, frr, ...; netns/bgp-peers.sh):
 # 100 k IPv4 + 20 k IPv6 routes land exactly over a session signed with a TCP
 # MD5 key, through the BGP next hops (the
 # kernel picks the device); two paths of a prefix (ADD-PATH) make one ECMP
@@ -17,7 +17,7 @@ require_root
 require_fibd
 "${PEER}_require"
 PEER_AS=$("${PEER}_as")
-tap_plan 12
+tap_plan 13
 diag "peer: $PEER ($("${PEER}_version" 2>&1 | head -n 1))"
 
 N4=${BGP_V4:-100000}
@@ -63,7 +63,10 @@ t0=$(date +%s.%N)
 check "$N routes from $PEER over BGP are in the kernel exactly, through its next hops" \
 	wait_until 300 kernel_table_is "$A" 100 "$W/want"
 diag "in $(awk "BEGIN { printf \"%.1f\", $(date +%s.%N) - $t0 }") s; $(grep 'bgp p: established' "$SOCK.log" | tail -n 1 | sed 's/.*established/established/')"
-check "... and the peer's feed is complete (End-of-RIB)" wait_until 60 settled "$N" 1
+check "... and the peer's feed is complete (End-of-RIB), its marker after all of its routes" \
+	wait_until 60 settled "$N" 1
+check "... so nothing of the first feed was pruned: the generation completed with all $N routes" \
+	grep -q "feed bgp:p: generation 1 complete, $N routes" "$SOCK.log"
 check "status and metrics show the peer established, its UPDATEs counted" python3 -c '
 import json, sys
 p = [b for b in json.loads(sys.argv[1])["bgp"] if b["name"] == "p"][0]

@@ -152,3 +152,125 @@ exabgp_version() {
 exabgp_as() {
 	echo 65000
 }
+
+# ---- FRR (Debian's frr): bgpd alone, no zebra, routes as network statements ----
+
+frr_require() {
+	require_peer_pkg FRR /usr/lib/frr/bgpd
+	require_peer_pkg FRR vtysh
+}
+
+_frr_networks() { # FAMILY(4|6) FILE: network lines, each through a route map setting its next hop
+	awk -v fam="$1" '$2 == "via" && ((fam == 6) == (index($1, ":") > 0)) {
+		m = $3; gsub(/[.:]/, "-", m); print "  network " $1 " route-map via-" m }' "$2"
+}
+
+_frr_route_maps() { # FILE: one route map per next hop of FILE
+	awk '$2 == "via" && !seen[$3]++ {
+		m = $3; gsub(/[.:]/, "-", m)
+		print "route-map via-" m " permit 10"
+		if (index($3, ":")) print " set ipv6 next-hop global " $3; else print " set ip next-hop " $3
+	}' "$1"
+}
+
+frr_conf_for() { # FILE: bgpd's configuration announcing FILE
+	cat <<X
+frr defaults traditional
+hostname fibd-peer
+log file $W/frr.log informational
+!
+router bgp $PEER_AS
+ bgp router-id 192.0.2.1
+ no bgp network import-check
+$( [ "${FRR_GR:-1}" = 1 ] && echo " bgp graceful-restart")
+ neighbor 127.0.0.1 remote-as 65000
+ neighbor 127.0.0.1 port 1179
+ neighbor 127.0.0.1 update-source 127.0.0.2
+ neighbor 127.0.0.1 password fibd-test-key
+ neighbor 127.0.0.1 timers connect 1
+ neighbor 127.0.0.1 shutdown
+ address-family ipv4 unicast
+$(_frr_networks 4 "$1")
+ exit-address-family
+ address-family ipv6 unicast
+  neighbor 127.0.0.1 activate
+$(_frr_networks 6 "$1")
+ exit-address-family
+!
+$(_frr_route_maps "$1")
+X
+}
+
+_frr_vtysh() {
+	ip netns exec "$A" vtysh --vty_socket "$W" -d bgpd "$@"
+}
+
+_frr_loaded() { # FAMILY N: N routes of the family through best-path selection
+	# (the table's version counts selections: one per prefix of a first load)
+	_frr_vtysh -c "show bgp ipv$1 unicast summary json" | python3 -c '
+import json, sys
+sys.exit(0 if json.load(sys.stdin).get("tableVersion", 0) >= int(sys.argv[1]) else 1)
+' "$2"
+}
+
+# bgpd sends End-of-RIB as soon as its queue to the peer is empty, even while
+# its own network statements still wait for best-path selection: after a
+# restart, the marker would come before the routes and the receiver prune
+# them. So it starts with the session shut down and opens it once its table is
+# in (an operator starting FRR with a large static table meets the same race).
+frr_start() {
+	frr_conf_for "$1" >"$W/frr.conf"
+	cp "$1" "$W/frr.routes"
+	# No zebra (-Z), so nothing of its own goes into the kernel; it does not
+	# listen (-p 0) and keeps root (-S): the scratch directory is root's.
+	start_bg PEER_PID ip netns exec "$A" /usr/lib/frr/bgpd -Z -S -p 0 -P 0 \
+		-f "$W/frr.conf" -i "$W/frr.pid" --vty_socket "$W" >>"$W/frr.out" 2>&1
+	local n4 n6
+	n4=$(_frr_networks 4 "$1" | wc -l)
+	n6=$(_frr_networks 6 "$1" | wc -l)
+	wait_until 120 _frr_loaded 4 "$n4" && wait_until 120 _frr_loaded 6 "$n6" &&
+		_frr_vtysh -c "configure terminal" -c "router bgp $PEER_AS" -c "no neighbor 127.0.0.1 shutdown"
+}
+
+frr_announce() { # the difference from what it announces now, through vtysh
+	{
+		echo "router bgp $PEER_AS"
+		for fam in 4 6; do
+			echo "address-family ipv$fam unicast"
+			_frr_networks "$fam" "$W/frr.routes" | sort >"$W/frr.old"
+			_frr_networks "$fam" "$1" | sort >"$W/frr.new"
+			comm -23 "$W/frr.old" "$W/frr.new" | sed 's/^  network \([^ ]*\).*/no network \1/'
+			comm -13 "$W/frr.old" "$W/frr.new"
+			echo "exit-address-family"
+		done
+	} >"$W/frr.cmds"
+	cp "$1" "$W/frr.routes"
+	_frr_vtysh -f "$W/frr.cmds" >>"$W/frr.out" 2>&1
+}
+
+frr_kill() {
+	stop_pid "$PEER_PID" KILL
+}
+
+frr_stop() {
+	stop_pid "$PEER_PID" TERM
+}
+
+# With graceful restart configured, bgpd stops without a NOTIFICATION (a
+# restart): the scenario starts it again without it before a clean stop.
+frr_start_without_gr() {
+	stop_pid "$PEER_PID" TERM
+	FRR_GR=0 frr_start "$1"
+}
+
+frr_addpath() { # it originates one path of a prefix: a second would need a second source
+	false
+}
+
+frr_version() {
+	/usr/lib/frr/bgpd --version | head -n 1 | sed 's/^bgpd version/FRR/'
+}
+
+frr_as() {
+	echo 65000
+}
