@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# BGP ingest with a real, unpatched peer (BGP_PEER: bird, exabgp, frr, ...; netns/bgp-peers.sh):
+# BGP ingest with a real, unpatched peer (BGP_PEER: bird, exabgp, frr, openbgpd, ...; netns/bgp-peers.sh):
 # 100 k IPv4 + 20 k IPv6 routes land exactly over a session signed with a TCP
 # MD5 key, through the BGP next hops (the
 # kernel picks the device); two paths of a prefix (ADD-PATH) make one ECMP
@@ -17,8 +17,10 @@ require_root
 require_fibd
 "${PEER}_require"
 PEER_AS=$("${PEER}_as")
-tap_plan 13
-diag "peer: $PEER ($("${PEER}_version" 2>&1 | head -n 1))"
+PEER_OPTS=
+declare -F "${PEER}_fibd_options" >/dev/null && PEER_OPTS=$("${PEER}_fibd_options")
+tap_plan $((13 ${PEER_OPTS:++ 1}))
+diag "peer: $PEER ($("${PEER}_version" 2>&1 | head -n 1))${PEER_OPTS:+; fibd: $PEER_OPTS}"
 
 N4=${BGP_V4:-100000}
 N6=${BGP_V6:-20000}
@@ -51,7 +53,7 @@ FIBD_CONF="startup_grace = 600
 bgp_listen = 127.0.0.1 1179
 bgp_as = 65000
 bgp_router_id = 192.0.2.254
-bgp_peer = p address 127.0.0.2 as $PEER_AS table 100 stale_time 120 md5 fibd-test-key"
+bgp_peer = p address 127.0.0.2 as $PEER_AS table 100 stale_time 120 md5 fibd-test-key $PEER_OPTS"
 settled() { # N: fibd holds N routes of the peer's, connected, its feed complete, nothing pending
 	fibctl_in "$A" "$SOCK" status | grep -Eq "client bgp:p +connected +routes $1 pending 0" &&
 		[ "$(grep -c 'bgp p: .*the feed is complete' "$SOCK.log")" -ge "$2" ]
@@ -119,8 +121,19 @@ if declare -F "${PEER}_start_without_gr" >/dev/null; then
 	wait_until 300 settled "$NF" 4 || diag "the peer's session without graceful restart did not complete"
 fi
 "${PEER}_stop"
-check "the peer stopped cleanly: its routes are withdrawn" wait_until 60 \
-	bash -c "[ -z \"\$(ip -n $A route show table 100 proto 12; ip -n $A -6 route show table 100 proto 12)\" ]"
+gone() { [ -z "$(ip -n "$A" route show table 100 proto 12; ip -n "$A" -6 route show table 100 proto 12)" ]; }
+if [ -n "$PEER_OPTS" ]; then
+	# persist: the routes stay whatever ends the session, until the line says otherwise.
+	wait_until 60 grep -q 'bgp p: session with .* ends: the peer sent a NOTIFICATION' "$SOCK.log"
+	sleep 2
+	check "the peer stopped cleanly (a NOTIFICATION): its routes persist" \
+		kernel_table_is "$A" 100 "$W/want-fewer"
+	sed -i "s/ $PEER_OPTS\$//" "$SOCK.conf"
+	kill -HUP "$FIBD_PID"
+	check "persist taken off the peer's line (SIGHUP): its routes are withdrawn" wait_until 60 gone
+else
+	check "the peer stopped cleanly: its routes are withdrawn" wait_until 60 gone
+fi
 if [ "$_tap_failed" -gt 0 ]; then
 	fibctl_in "$A" "$SOCK" status 2>/dev/null | sed "s/^/# /"
 	grep -v ': debug:' "$SOCK.log" | tail -n 30 | sed "s/^/# fibd: /"

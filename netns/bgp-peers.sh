@@ -274,3 +274,87 @@ frr_version() {
 frr_as() {
 	echo 65000
 }
+
+# ---- OpenBGPD (Debian's openbgpd): network statements, reloaded with bgpctl ----
+# Its graceful restart capability carries End-of-RIB only, for no family
+# (bgpd.conf(5): announce restart), so a restarted bgpd's routes would go at
+# once: as an operator would, fibd's peer line says persist (openbgpd_fibd_options).
+
+openbgpd_require() {
+	require_peer_pkg OpenBGPD bgpd
+	require_peer_pkg OpenBGPD bgpctl
+}
+
+openbgpd_fibd_options() {
+	echo persist
+}
+
+openbgpd_conf_for() { # FILE [down]: bgpd.conf announcing FILE
+	cat <<X
+AS $PEER_AS
+router-id 192.0.2.1
+socket "$W/bgpd.sock"
+listen on 127.0.0.2
+fib-update no
+neighbor 127.0.0.1 {
+	remote-as 65000
+	local-address 127.0.0.2
+	port 1179
+	tcp md5sig password fibd-test-key
+	announce IPv4 unicast
+	announce IPv6 unicast
+	${2:-}
+}
+allow to any
+X
+	awk '$2 == "via" { print "network " $1 " set nexthop " $3 }' "$1"
+}
+
+_openbgpd_ctl() {
+	ip netns exec "$A" bgpctl -s "$W/bgpd.sock" "$@"
+}
+
+_openbgpd_loaded() { # N4 N6: its RDE holds N4 IPv4 and N6 IPv6 networks
+	local mem
+	mem=$(_openbgpd_ctl show rib memory) || return 1
+	grep -Eq "^ *$1 IPv4 unicast network entries" <<<"$mem" &&
+		grep -Eq "^ *$2 IPv6 unicast network entries" <<<"$mem"
+}
+
+# Like FRR's, bgpd sends End-of-RIB at once if its RDE has not yet taken the
+# configuration's networks (the sample saw a restart's routes pruned): the
+# session starts down and comes up once they are all in.
+openbgpd_start() {
+	local n4 n6
+	openbgpd_conf_for "$1" down >"$W/bgpd.conf"
+	mkdir -p /run/openbgpd # its chroot, the home of its user _openbgpd
+	start_bg PEER_PID ip netns exec "$A" bgpd -d -f "$W/bgpd.conf" >>"$W/bgpd.out" 2>&1
+	n4=$(awk '$2 == "via" && !index($1, ":")' "$1" | wc -l)
+	n6=$(awk '$2 == "via" && index($1, ":")' "$1" | wc -l)
+	wait_until 120 _openbgpd_loaded "$n4" "$n6" && _openbgpd_ctl neighbor 127.0.0.1 up >/dev/null
+}
+
+openbgpd_announce() {
+	openbgpd_conf_for "$1" >"$W/bgpd.conf"
+	_openbgpd_ctl reload >>"$W/bgpd.out" 2>&1
+}
+
+openbgpd_kill() {
+	stop_pid "$PEER_PID" KILL
+}
+
+openbgpd_stop() {
+	stop_pid "$PEER_PID" TERM
+}
+
+openbgpd_addpath() { # it originates one path of a prefix
+	false
+}
+
+openbgpd_version() {
+	bgpd -V 2>&1 | head -n 1
+}
+
+openbgpd_as() {
+	echo 65000
+}
