@@ -24,7 +24,8 @@ bird_require() {
 	require_bird
 }
 
-bird_conf_for() { # FILE: BIRD's configuration announcing FILE
+bird_conf_for() { # FILE [SESSION]: BIRD's configuration announcing FILE to fibd
+	# (or, as a source for another peer, with SESSION's local/neighbor lines)
 	cat <<B
 router id 192.0.2.1;
 log "$W/bird.log" all;
@@ -32,11 +33,9 @@ protocol device {}
 $(routes_py bird-static s "$1")
 $( [ -s "$W/ecmp-alt" ] && routes_py bird-static alt "$W/ecmp-alt")
 protocol bgp tofibd {
-  local 127.0.0.2 as $PEER_AS;
-  neighbor 127.0.0.1 port 1179 as 65000;
+  ${2:-local 127.0.0.2 as $PEER_AS; neighbor 127.0.0.1 port 1179 as 65000; password "fibd-test-key";}
   multihop 2;
   connect delay time 0; connect retry time 1; error wait time 1, 2;
-  password "fibd-test-key";
   graceful restart on;
   ipv4 { import none; export all; next hop keep; add paths tx; };
   ipv6 { import none; export all; next hop keep; add paths tx; };
@@ -356,5 +355,129 @@ openbgpd_version() {
 }
 
 openbgpd_as() {
+	echo 65000
+}
+
+# ---- GoBGP (Debian's gobgpd): relays routes a BIRD feeds it ----
+# gobgpd originates nothing from its configuration (its API takes routes one
+# call at a time), so a stock BIRD (BIRD_DIR) feeds it over eBGP, as an edge
+# router would, two paths for the ADD-PATH prefix; gobgpd sends them on to
+# fibd over iBGP, next hops kept.
+
+gobgp_require() {
+	require_peer_pkg GoBGP gobgpd
+	require_peer_pkg GoBGP gobgp
+	require_bird
+}
+
+_gobgp_families() { # ADD-PATH: send or receive
+	local fam
+	for fam in ipv4-unicast ipv6-unicast; do
+		cat <<X
+  [[neighbors.afi-safis]]
+    [neighbors.afi-safis.config]
+      afi-safi-name = "$fam"
+    [neighbors.afi-safis.mp-graceful-restart.config]
+      enabled = true
+    [neighbors.afi-safis.add-paths.config]
+      $( [ "$1" = send ] && echo "send-max = 8" || echo "receive = true")
+X
+	done
+}
+
+gobgp_conf() {
+	cat <<X
+[global.config]
+  as = $PEER_AS
+  router-id = "192.0.2.1"
+  port = 2179
+  local-address-list = ["127.0.0.2"]
+
+[[neighbors]]
+  [neighbors.config]
+    neighbor-address = "127.0.0.1"
+    peer-as = 65000
+    auth-password = "fibd-test-key"
+    admin-down = true
+  [neighbors.transport.config]
+    local-address = "127.0.0.2"
+    remote-port = 1179
+  [neighbors.timers.config]
+    connect-retry = 1
+  [neighbors.graceful-restart.config]
+    enabled = $( [ "${GOBGP_GR:-1}" = 1 ] && echo true || echo false)
+    restart-time = 120
+$(_gobgp_families send)
+
+[[neighbors]]
+  [neighbors.config]
+    neighbor-address = "127.0.0.5"
+    peer-as = 65100
+  [neighbors.transport.config]
+    local-address = "127.0.0.2"
+    passive-mode = true
+  [neighbors.ebgp-multihop.config]
+    enabled = true
+    multihop-ttl = 2
+$(_gobgp_families receive)
+X
+}
+
+_gobgp() {
+	ip netns exec "$A" gobgp --target "unix://$W/gobgp.api" "$@"
+}
+
+_gobgp_has() { # FAMILY N: gobgpd holds N paths of the family
+	_gobgp global rib summary -a "ipv$1" 2>/dev/null | grep -q "Path: $2\$"
+}
+
+_gobgp_source() { # FILE: the BIRD feeding gobgpd announces FILE
+	# External and multihop: BIRD would put its own address in as next hop,
+	# unless the export filter sets the gateway.
+	bird_conf_for "$1" "local 127.0.0.5 as 65100; neighbor 127.0.0.2 port 2179 as $PEER_AS;" |
+		sed 's/export all;/export filter { bgp_next_hop = gw; accept; };/' >"$W/gobgp-source.conf"
+}
+
+# gobgpd too would send End-of-RIB to fibd before it has the routes it relays:
+# its session to fibd starts down and is enabled once it holds every path.
+gobgp_start() {
+	local n4 n6
+	gobgp_conf >"$W/gobgpd.toml"
+	rm -f "$W/gobgp.api" # left by a killed gobgpd
+	start_bg PEER_PID ip netns exec "$A" gobgpd -f "$W/gobgpd.toml" -p --pprof-disable \
+		--api-hosts "unix://$W/gobgp.api" >>"$W/gobgpd.out" 2>&1
+	if [ -z "${GOBGP_SOURCE_PID:-}" ]; then
+		_gobgp_source "$1"
+		rm -f "$W/gobgp-source.conf.ctl"
+		start_bird GOBGP_SOURCE_PID "$A" "$W/gobgp-source.conf" || return 1
+	fi
+	n4=$(cat "$1" "$W/ecmp-alt" | awk '$2 == "via" && !index($1, ":")' | wc -l)
+	n6=$(awk '$2 == "via" && index($1, ":")' "$1" | wc -l)
+	wait_until 120 _gobgp_has 4 "$n4" && wait_until 120 _gobgp_has 6 "$n6" &&
+		_gobgp neighbor 127.0.0.1 enable >/dev/null
+}
+
+gobgp_announce() {
+	_gobgp_source "$1"
+	birdc_in "$A" "$W/gobgp-source.conf" configure >/dev/null
+}
+
+gobgp_kill() {
+	stop_pid "$PEER_PID" KILL
+}
+
+gobgp_stop() {
+	stop_pid "$PEER_PID" TERM
+}
+
+gobgp_addpath() {
+	true
+}
+
+gobgp_version() {
+	gobgpd --version | sed 's/^gobgpd version/GoBGP/'
+}
+
+gobgp_as() {
 	echo 65000
 }
