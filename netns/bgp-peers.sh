@@ -26,6 +26,8 @@ bird_require() {
 
 bird_conf_for() { # FILE [SESSION]: BIRD's configuration announcing FILE to fibd
 	# (or, as a source for another peer, with SESSION's local/neighbor lines)
+	local session="local 127.0.0.2 as $PEER_AS; neighbor 127.0.0.1 port 1179 as 65000;
+  password \"fibd-test-key\";"
 	cat <<B
 router id 192.0.2.1;
 log "$W/bird.log" all;
@@ -33,7 +35,7 @@ protocol device {}
 $(routes_py bird-static s "$1")
 $( [ -s "$W/ecmp-alt" ] && routes_py bird-static alt "$W/ecmp-alt")
 protocol bgp tofibd {
-  ${2:-local 127.0.0.2 as $PEER_AS; neighbor 127.0.0.1 port 1179 as 65000; password "fibd-test-key";}
+  ${2:-$session}
   multihop 2;
   connect delay time 0; connect retry time 1; error wait time 1, 2;
   graceful restart on;
