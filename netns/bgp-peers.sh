@@ -465,8 +465,10 @@ gobgp_start() {
 	local n4 n6
 	gobgp_conf >"$W/gobgpd.toml"
 	rm -f "$W/gobgp.api" # left by a killed gobgpd
+	# Started again while its source runs: a graceful restart (-r), in which
+	# gobgpd sends nothing until each peer's End-of-RIB, fibd's included.
 	start_bg PEER_PID ip netns exec "$A" gobgpd -f "$W/gobgpd.toml" -p --pprof-disable \
-		--api-hosts "unix://$W/gobgp.api" >>"$W/gobgpd.out" 2>&1
+		${GOBGP_SOURCE_PID:+-r} --api-hosts "unix://$W/gobgp.api" >>"$W/gobgpd.out" 2>&1
 	if [ -z "${GOBGP_SOURCE_PID:-}" ]; then
 		_gobgp_source "$1"
 		rm -f "$W/gobgp-source.conf.ctl"

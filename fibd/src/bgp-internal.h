@@ -58,7 +58,8 @@ struct session {
 	uint16_t hold_time;
 	size_t max; /* the longest message the peer may send */
 	struct bgp_session_caps caps;
-	bool gr;
+	bool gr;          /* the routes stay for gr_time when the session is lost */
+	bool peer_gr_cap; /* the peer offered graceful restart: it gets fibd's End-of-RIB */
 	uint16_t gr_time;
 	bool eor[BGP_NFAM]; /* End-of-RIB seen, or the family not carried */
 	bool fed;           /* the feed ended (End-of-RIB of every family, or stale_time) */

@@ -167,6 +167,19 @@ established(struct session *s)
 	    pe->c.as, s->caps.ibgp ? "internal" : "external", s->caps.fam[BGP_V4] ? "yes" : "no",
 	    s->caps.fam[BGP_V6] ? "yes" : "no", s->gr ? ", graceful restart" : "",
 	    s->caps.addpath[BGP_V4] || s->caps.addpath[BGP_V6] ? ", ADD-PATH" : "");
+	/*
+	 * fibd announces nothing, so its initial update is done at once: a peer
+	 * with graceful restart is told so (RFC 4724 4.1: a receiving speaker MUST
+	 * send End-of-RIB, even with no routes). A restarting peer that defers its
+	 * own updates until its peers' End-of-RIB would otherwise wait its whole
+	 * deferral time with fibd.
+	 */
+	if (s->peer_gr_cap)
+		for (int f = 0; f < BGP_NFAM; f++)
+			if (s->caps.fam[f]) {
+				uint8_t m[BGP_EOR_MAX];
+				send_bytes(s, m, bgp_eor_build(m, f));
+			}
 	if (s->eor[BGP_V4] && s->eor[BGP_V6])
 		feed_complete(s, "no family to wait for");
 	else if (pe->c.stale_time)
@@ -361,6 +374,7 @@ on_open(struct session *s, const uint8_t *body, size_t len)
 	s->max = o.ext_msg ? BGP_EXT_MSG_MAX : BGP_MSG_MAX;
 	/* Graceful restart for the session's routes: the peer preserves every family it carries. */
 	s->gr = o.gr;
+	s->peer_gr_cap = o.gr;
 	for (int f = 0; f < BGP_NFAM; f++)
 		if (s->caps.fam[f] && !o.gr_fam[f])
 			s->gr = false;

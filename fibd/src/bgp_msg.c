@@ -312,6 +312,28 @@ bgp_keepalive_build(uint8_t *buf)
 }
 
 size_t
+bgp_eor_build(uint8_t *buf, int fam)
+{
+	uint8_t *p = header(buf, BGP_UPDATE);
+
+	put16(p, 0); /* no withdrawn routes */
+	p += 2;
+	if (fam == BGP_V4) {
+		put16(p, 0); /* no path attributes */
+		return finish(buf, p + 2);
+	}
+	put16(p, 6);
+	p += 2;
+	*p++ = 0x80; /* optional, non-transitive */
+	*p++ = 15;   /* MP_UNREACH_NLRI */
+	*p++ = 3;
+	put16(p, BGP_AFI_IPV6);
+	p += 2;
+	*p++ = BGP_SAFI_UNICAST;
+	return finish(buf, p);
+}
+
+size_t
 bgp_notification_build(uint8_t *buf, const struct bgp_error *e)
 {
 	uint8_t *p = header(buf, BGP_NOTIFICATION);

@@ -145,6 +145,14 @@ size_t bgp_open_build(uint8_t *buf, const struct bgp_local *l);
 /* bgp_keepalive_build - a KEEPALIVE (19 bytes). */
 size_t bgp_keepalive_build(uint8_t *buf);
 
+/*
+ * bgp_eor_build - End-of-RIB of family fam (BGP_V4 or BGP_V6) into buf (room for
+ * BGP_EOR_MAX bytes): an UPDATE with nothing in it for IPv4, MP_UNREACH_NLRI with
+ * no prefix alone for IPv6 (RFC 4724 2). Returns the length.
+ */
+#define BGP_EOR_MAX 29
+size_t bgp_eor_build(uint8_t *buf, int fam);
+
 /* bgp_notification_build - a NOTIFICATION of e into buf (room for 21 + 32 bytes). */
 size_t bgp_notification_build(uint8_t *buf, const struct bgp_error *e);
 

@@ -454,6 +454,34 @@ test_update_ipv6_and_eor(void **state)
 	}
 }
 
+/* fibd's own End-of-RIB: what the parser (and so a peer) reads as one, byte for byte. */
+static void
+test_eor_build(void **state)
+{
+	static const uint8_t v4[] = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+		0xff, 0xff, 0xff, 0xff, 0, 23, 2, 0, 0, 0, 0 };
+	static const uint8_t v6[] = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+		0xff, 0xff, 0xff, 0xff, 0, 29, 2, 0, 0, 0, 6, 0x80, 15, 3, 0, 2, 1 };
+	uint8_t b[BGP_EOR_MAX];
+	struct bgp_update u;
+	struct bgp_error e;
+	uint8_t type;
+	(void)state;
+
+	assert_int_equal(bgp_eor_build(b, BGP_V4), sizeof(v4));
+	assert_memory_equal(b, v4, sizeof(v4));
+	assert_int_equal(bgp_eor_build(b, BGP_V6), sizeof(v6));
+	assert_memory_equal(b, v6, sizeof(v6));
+	for (int f = 0; f < BGP_NFAM; f++) {
+		size_t n = bgp_eor_build(b, f);
+		assert_int_equal(bgp_frame(b, n, BGP_MSG_MAX, &type, &e), (int)n);
+		assert_int_equal(type, BGP_UPDATE);
+		assert_int_equal(bgp_update_parse(b + BGP_HDR_LEN, n - BGP_HDR_LEN, &ebgp, &u, &e), 0);
+		assert_true(u.eor);
+		assert_int_equal(u.eor_fam, f);
+	}
+}
+
 static void
 test_update_ext_nexthop_and_addpath(void **state)
 {
@@ -765,6 +793,7 @@ main(void)
 		cmocka_unit_test(test_open_errors),
 		cmocka_unit_test(test_update_ipv4),
 		cmocka_unit_test(test_update_ipv6_and_eor),
+		cmocka_unit_test(test_eor_build),
 		cmocka_unit_test(test_update_ext_nexthop_and_addpath),
 		cmocka_unit_test(test_update_long_as_path_and_64k),
 		cmocka_unit_test(test_update_rfc7606),
