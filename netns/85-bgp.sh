@@ -19,7 +19,11 @@ require_fibd
 PEER_AS=$("${PEER}_as")
 PEER_OPTS=
 declare -F "${PEER}_fibd_options" >/dev/null && PEER_OPTS=$("${PEER}_fibd_options")
-tap_plan $((13 ${PEER_OPTS:++ 1}))
+plan=13
+[ -n "$PEER_OPTS" ] && plan=$((plan + 1))
+declare -F "${PEER}_start_without_gr" >/dev/null && plan=$((plan + 1))
+"${PEER}_stop_notifies" && plan=$((plan + 1))
+tap_plan "$plan"
 diag "peer: $PEER ($("${PEER}_version" 2>&1 | head -n 1))${PEER_OPTS:+; fibd: $PEER_OPTS}"
 
 N4=${BGP_V4:-100000}
@@ -54,9 +58,13 @@ bgp_listen = 127.0.0.1 1179
 bgp_as = 65000
 bgp_router_id = 192.0.2.254
 bgp_peer = p address 127.0.0.2 as $PEER_AS table 100 stale_time 120 md5 fibd-test-key $PEER_OPTS"
-settled() { # N: fibd holds N routes of the peer's, connected, its feed complete, nothing pending
+settled() { # N K: fibd holds N routes of the peer's, connected, nothing pending, and
+	# its feed completed by End-of-RIB (not by stale_time) for the K-th time
 	fibctl_in "$A" "$SOCK" status | grep -Eq "client bgp:p +connected +routes $1 pending 0" &&
-		[ "$(grep -c 'bgp p: .*the feed is complete' "$SOCK.log")" -ge "$2" ]
+		[ "$(grep -c 'bgp p: End-of-RIB of every family: the feed is complete' "$SOCK.log")" -ge "$2" ]
+}
+notifications() { # how many of the peer's sessions ended by its NOTIFICATION
+	grep -c 'bgp p: session with .* ends: the peer sent a NOTIFICATION' "$SOCK.log"
 }
 
 start_fibd FIBD_PID "$A" "$SOCK" || { not_ok "fibd starts"; exit 1; }
@@ -118,21 +126,26 @@ check "fibd restart: table 100 is exactly the peer's routes" kernel_table_is "$A
 # A clean stop: the peer says so (NOTIFICATION), so graceful restart does not apply.
 if declare -F "${PEER}_start_without_gr" >/dev/null; then
 	"${PEER}_start_without_gr" "$W/fewer"
-	wait_until 300 settled "$NF" 4 || diag "the peer's session without graceful restart did not complete"
+	check "the peer started again without graceful restart: its feed completes" \
+		wait_until 300 settled "$NF" 4
 fi
+before=$(notifications)
 "${PEER}_stop"
+if "${PEER}_stop_notifies"; then
+	check "the peer's clean stop sends a NOTIFICATION" wait_until 60 bash -c \
+		"[ \$(grep -c 'bgp p: session with .* ends: the peer sent a NOTIFICATION' '$SOCK.log') -gt $before ]"
+fi
 gone() { [ -z "$(ip -n "$A" route show table 100 proto 12; ip -n "$A" -6 route show table 100 proto 12)" ]; }
 if [ -n "$PEER_OPTS" ]; then
 	# persist: the routes stay whatever ends the session, until the line says otherwise.
-	wait_until 60 grep -q 'bgp p: session with .* ends: the peer sent a NOTIFICATION' "$SOCK.log"
 	sleep 2
-	check "the peer stopped cleanly (a NOTIFICATION): its routes persist" \
-		kernel_table_is "$A" 100 "$W/want-fewer"
+	check "the peer stopped, but with persist its routes stay" kernel_table_is "$A" 100 "$W/want-fewer"
 	sed -i "s/ $PEER_OPTS\$//" "$SOCK.conf"
 	kill -HUP "$FIBD_PID"
 	check "persist taken off the peer's line (SIGHUP): its routes are withdrawn" wait_until 60 gone
 else
-	check "the peer stopped cleanly: its routes are withdrawn" wait_until 60 gone
+	check "the peer stopped (a NOTIFICATION, or no graceful restart): its routes are withdrawn" \
+		wait_until 60 gone
 fi
 if [ "$_tap_failed" -gt 0 ]; then
 	fibctl_in "$A" "$SOCK" status 2>/dev/null | sed "s/^/# /"

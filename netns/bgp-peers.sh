@@ -9,7 +9,8 @@
 #   P_start FILE         start it announcing FILE; its PID in PEER_PID
 #   P_announce FILE      announce FILE instead (what is no longer in it is withdrawn)
 #   P_kill               kill -9 (as a crash: the connection drops, no NOTIFICATION)
-#   P_stop               a clean stop: a Cease NOTIFICATION, routes withdrawn
+#   P_stop               a clean stop: routes withdrawn
+#   P_stop_notifies      true if its stop sends a NOTIFICATION (Cease)
 #   P_start_without_gr FILE  (optional) start again without graceful restart,
 #                        for a peer that closes silently when it has it
 #   P_addpath            true if it sends several paths of a prefix (ADD-PATH)
@@ -62,6 +63,10 @@ bird_kill() {
 
 bird_stop() {
 	stop_pid "$PEER_PID" TERM
+}
+
+bird_stop_notifies() {
+	true
 }
 
 bird_addpath() {
@@ -120,10 +125,12 @@ X
 		exabgp_log_routes=false exabgp_log_packets=false \
 		exabgp_api_ack=false exabgp_api_cli=false exabgp_tcp_bind='' \
 		exabgp "$W/exabgp.conf" >>"$W/exabgp.out" 2>&1
+	sleep 1
+	kill -0 "$PEER_PID" 2>/dev/null # a configuration it refuses ends it at once
 }
 
-exabgp_announce() {
-	echo "$1" >"$W/exabgp.fifo"
+exabgp_announce() { # bounded: with the feeder gone, nothing would read the FIFO
+	timeout 10 bash -c 'echo "$1" >"$2"' _ "$1" "$W/exabgp.fifo"
 }
 
 exabgp_kill() {
@@ -134,12 +141,16 @@ exabgp_stop() {
 	stop_pid "$PEER_PID" TERM
 }
 
-# With graceful restart negotiated ExaBGP closes its sessions without a
-# NOTIFICATION even when it stops (a restart, by design): the scenario starts
-# it again without the capability before a clean stop.
+# ExaBGP stops without a NOTIFICATION, so with graceful restart negotiated its
+# stop is a restart (by design): the scenario starts it again without the
+# capability before the clean stop, whose routes must then go.
 exabgp_start_without_gr() {
 	stop_pid "$PEER_PID" TERM
 	EXABGP_GR=0 exabgp_start "$1"
+}
+
+exabgp_stop_notifies() { # SIGTERM closes the connection, with or without graceful restart
+	false
 }
 
 exabgp_addpath() {
@@ -251,17 +262,23 @@ frr_announce() { # the difference from what it announces now, through vtysh
 
 frr_kill() {
 	stop_pid "$PEER_PID" KILL
+	rm -rf "/var/tmp/frr/bgpd.$PEER_PID" # what a killed bgpd leaves behind
 }
 
 frr_stop() {
 	stop_pid "$PEER_PID" TERM
+	rm -rf "/var/tmp/frr/bgpd.$PEER_PID"
 }
 
-# With graceful restart configured, bgpd stops without a NOTIFICATION (a
-# restart): the scenario starts it again without it before a clean stop.
+# bgpd stops without a NOTIFICATION, so with graceful restart its stop is a
+# restart: the scenario starts it again without it before the clean stop.
 frr_start_without_gr() {
-	stop_pid "$PEER_PID" TERM
+	frr_stop
 	FRR_GR=0 frr_start "$1"
+}
+
+frr_stop_notifies() { # SIGTERM closes the connection, with or without graceful restart
+	false
 }
 
 frr_addpath() { # it originates one path of a prefix: a second would need a second source
@@ -365,6 +382,10 @@ openbgpd_kill() {
 
 openbgpd_stop() {
 	stop_pid "$PEER_PID" TERM
+}
+
+openbgpd_stop_notifies() {
+	true
 }
 
 openbgpd_addpath() { # it originates one path of a prefix
@@ -491,6 +512,10 @@ gobgp_kill() {
 
 gobgp_stop() {
 	stop_pid "$PEER_PID" TERM
+}
+
+gobgp_stop_notifies() {
+	true
 }
 
 gobgp_addpath() {

@@ -59,7 +59,7 @@ def main():
     fd = os.open(fifo, os.O_RDWR | os.O_NONBLOCK)
     current = routes_of(main_file, alt)
     send("announce", current)
-    pending = b""
+    pending = events = b""
     stdin = sys.stdin.fileno()
     while os.getppid() == parent:
         ready, _, _ = select.select([fd, stdin], [], [], 0.5)
@@ -67,9 +67,12 @@ def main():
             event = os.read(stdin, 4096)
             if not event:
                 return
-            if b" up\n" in event:
-                sys.stdout.write("announce eor ipv4 unicast\nannounce eor ipv6 unicast\n")
-                sys.stdout.flush()
+            events += event
+            while b"\n" in events:
+                line, events = events.split(b"\n", 1)
+                if line.startswith(b"neighbor ") and line.endswith(b" up"):
+                    sys.stdout.write("announce eor ipv4 unicast\nannounce eor ipv6 unicast\n")
+                    sys.stdout.flush()
         if fd not in ready:
             continue
         pending += os.read(fd, 4096)

@@ -11,7 +11,7 @@ packages=(
 	# tests: cmocka, libFuzzer runtime, the netns suite, vector generator
 	libcmocka-dev libclang-rt-14-dev iproute2 iputils-ping procps python3 python3-msgpack
 	# real BGP peers for netns/85-bgp.sh
-	exabgp frr openbgpd
+	exabgp frr gobgpd openbgpd
 	# the man pages are checked with groff
 	groff-base
 	# bird-glue/build.sh: BIRD 2.0.12 from Debian's source package

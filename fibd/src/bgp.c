@@ -169,7 +169,7 @@ established(struct session *s)
 	    s->caps.addpath[BGP_V4] || s->caps.addpath[BGP_V6] ? ", ADD-PATH" : "");
 	/*
 	 * fibd announces nothing, so its initial update is done at once: a peer
-	 * with graceful restart is told so (RFC 4724 4.1: a receiving speaker MUST
+	 * with graceful restart is told so (RFC 4724 4.2: a receiving speaker MUST
 	 * send End-of-RIB, even with no routes). A restarting peer that defers its
 	 * own updates until its peers' End-of-RIB would otherwise wait its whole
 	 * deferral time with fibd.
