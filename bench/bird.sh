@@ -9,6 +9,8 @@
 #   fibd46  and with two, f4 and f6, as operators write k4 and k6 today
 #   bgp     stock BIRD (no fibd protocol) feeding fibd over BGP (an internal
 #           session on loopback; fibd's BGP ingest), BIRD's kernel protocol removed
+#   feed    (bench/run.sh bgp only) the same routes, without dev, fed to a fresh
+#           fibd by fibctl feed --wait: the reference for BGP ingest
 # The BIRD binary is the one bird-glue/build.sh makes (BIRD_DIR; bench/run.sh
 # bird --bird VERSION picks 2.0.12, 2.19.2 or 3.3.2): stock BIRD plus a
 # protocol that the kernel run does not configure, so that run is stock BIRD.
@@ -103,15 +105,30 @@ run bgp "protocol bgp tofibd { local 127.0.0.2 as 65000; neighbor 127.0.0.1 port
 bgp_as = 65000
 bgp_router_id = 192.0.2.254
 bgp_peer = bird address 127.0.0.2 as 65000 table 100"
+# The reference for BGP ingest: the same routes (without dev, as BGP gives them)
+# fed to a fresh fibd by fibctl feed --wait.
+feed_s=-
+if [ "${BENCH_ONLY:-}" = bgp ]; then
+	fresh_ns feed
+	printf 'state_file = none\n' >"$W/fibd.conf"
+	start_fibd
+	sed 's/ dev va$//' "$W/routes" >"$W/routes-nodev"
+	t0=$(now)
+	fibctl feed --wait --table 100 "$W/routes-nodev" >/dev/null
+	feed_s=$(since "$t0")
+	stop_fibd
+fi
 for f in fibd fibd46; do
 	[ -f "$W/$f.json" ] || echo '{}' >"$W/$f.json"
 	[ -f "$W/$f.pending" ] || : >"$W/$f.pending"
 done
 
-python3 - "$W/kernel.json" "$W/fibd.json" "$W/fibd46.json" "$W/bgp.json" "$W/fibd.pending" "$W/fibd46.pending" <<'PY'
+python3 - "$W/kernel.json" "$W/fibd.json" "$W/fibd46.json" "$W/bgp.json" "$W/fibd.pending" "$W/fibd46.pending" \
+	"$feed_s" "$STARTUP" <<'PY'
 import json, sys
 k, f, f2, b = (json.load(open(p)) for p in sys.argv[1:5])
 pend = ["; ".join(open(p).read().split("\n")).strip("; ") for p in sys.argv[5:7]]
+feed_s, startup = sys.argv[7], float(sys.argv[8])
 def g(d, *path):
     for p in path:
         d = d.get(p) if isinstance(d, dict) else None
@@ -133,6 +150,10 @@ ck = k.get("converge_s")
 for name, d in (("fibd f1", f), ("fibd f4/f6", f2), ("BGP to fibd", b)):
     if ck and d.get("converge_s"):
         print(f"converge time, {name} / kernel protocol: {d['converge_s'] / ck:.2f}x")
+if feed_s != "-" and b.get("converge_s"):
+    after = b["converge_s"] - startup
+    print(f"fibctl feed --wait of the same routes into a fresh fibd: {float(feed_s):.2f} s; BGP to fibd "
+          f"from BIRD's first answer ({startup} s): {after:.2f} s, {after / float(feed_s):.2f}x")
 print(f"glue pending set (peak is the full feed's), f1: {pend[0]}")
 print(f"glue pending set, f4/f6: {pend[1]}")
 PY
