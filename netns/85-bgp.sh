@@ -132,8 +132,8 @@ fi
 before=$(notifications)
 "${PEER}_stop"
 if "${PEER}_stop_notifies"; then
-	check "the peer's clean stop sends a NOTIFICATION" wait_until 60 bash -c \
-		"[ \$(grep -c 'bgp p: session with .* ends: the peer sent a NOTIFICATION' '$SOCK.log') -gt $before ]"
+	notified() { [ "$(notifications)" -gt "$before" ]; }
+	check "the peer's clean stop sends a NOTIFICATION" wait_until 60 notified
 fi
 gone() { [ -z "$(ip -n "$A" route show table 100 proto 12; ip -n "$A" -6 route show table 100 proto 12)" ]; }
 if [ -n "$PEER_OPTS" ]; then

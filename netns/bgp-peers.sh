@@ -19,6 +19,10 @@
 #                        would put the peer's own address in as next hop)
 # $W is the scratch directory, $PEER_AS the peer's AS.
 
+_routes_of() { # 4|6 FILE...: how many "PREFIX via GW" lines of the family the files hold
+	awk -v fam="$1" '$2 == "via" && ((fam == 6) == (index($1, ":") > 0))' "${@:2}" | wc -l
+}
+
 # ---- BIRD (stock BGP, no fibd protocol in its configuration) ----
 
 bird_require() {
@@ -237,10 +241,7 @@ frr_start() {
 	# listen (-p 0) and keeps root (-S): the scratch directory is root's.
 	start_bg PEER_PID ip netns exec "$A" /usr/lib/frr/bgpd -Z -S -p 0 -P 0 \
 		-f "$W/frr.conf" -i "$W/frr.pid" --vty_socket "$W" >>"$W/frr.out" 2>&1
-	local n4 n6
-	n4=$(_frr_networks 4 "$1" | wc -l)
-	n6=$(_frr_networks 6 "$1" | wc -l)
-	wait_until 120 _frr_loaded 4 "$n4" && wait_until 120 _frr_loaded 6 "$n6" &&
+	wait_until 120 _frr_loaded 4 "$(_routes_of 4 "$1")" && wait_until 120 _frr_loaded 6 "$(_routes_of 6 "$1")" &&
 		_frr_vtysh -c "configure terminal" -c "router bgp $PEER_AS" -c "no neighbor 127.0.0.1 shutdown"
 }
 
@@ -344,12 +345,10 @@ _openbgpd_bulk() { # add|delete FILE: its routes' prefixes, added through their 
 }
 
 _openbgpd_loaded() { # FILE: its RDE holds as many IPv4 and IPv6 networks as FILE has
-	local mem n4 n6
-	n4=$(awk '$2 == "via" && !index($1, ":")' "$1" | wc -l)
-	n6=$(awk '$2 == "via" && index($1, ":")' "$1" | wc -l)
+	local mem
 	mem=$(_openbgpd_ctl show rib memory) || return 1
-	grep -Eq "^ *$n4 IPv4 unicast network entries" <<<"$mem" &&
-		grep -Eq "^ *$n6 IPv6 unicast network entries" <<<"$mem"
+	grep -Eq "^ *$(_routes_of 4 "$1") IPv4 unicast network entries" <<<"$mem" &&
+		grep -Eq "^ *$(_routes_of 6 "$1") IPv6 unicast network entries" <<<"$mem"
 }
 
 # bgpd takes networks from bgpctl in bulk quickly, and from its configuration
@@ -483,7 +482,6 @@ _gobgp_source() { # FILE: the BIRD feeding gobgpd announces FILE
 # gobgpd too would send End-of-RIB to fibd before it has the routes it relays:
 # its session to fibd starts down and is enabled once it holds every path.
 gobgp_start() {
-	local n4 n6
 	gobgp_conf >"$W/gobgpd.toml"
 	rm -f "$W/gobgp.api" # left by a killed gobgpd
 	# Started again while its source runs: a graceful restart (-r), in which
@@ -495,9 +493,8 @@ gobgp_start() {
 		rm -f "$W/gobgp-source.conf.ctl"
 		start_bird GOBGP_SOURCE_PID "$A" "$W/gobgp-source.conf" || return 1
 	fi
-	n4=$(cat "$1" "$W/ecmp-alt" | awk '$2 == "via" && !index($1, ":")' | wc -l)
-	n6=$(awk '$2 == "via" && index($1, ":")' "$1" | wc -l)
-	wait_until 120 _gobgp_has 4 "$n4" && wait_until 120 _gobgp_has 6 "$n6" &&
+	wait_until 120 _gobgp_has 4 "$(_routes_of 4 "$1" "$W/ecmp-alt")" &&
+		wait_until 120 _gobgp_has 6 "$(_routes_of 6 "$1" "$W/ecmp-alt")" &&
 		_gobgp neighbor 127.0.0.1 enable >/dev/null
 }
 
