@@ -8,7 +8,10 @@
 #   fibd    the same BIRD with one protocol fibd for both families (f1)
 #   fibd46  and with two, f4 and f6, as operators write k4 and k6 today
 #   bgp     stock BIRD (no fibd protocol) feeding fibd over BGP (an internal
-#           session on loopback; fibd's BGP ingest), BIRD's kernel protocol removed
+#           session on lo; fibd's BGP ingest), BIRD's kernel protocol removed
+#   frr     (bench/run.sh bgp only) the same BGP session to FRR's bgpd, its
+#           zebra installing the routes (into the main table: FRR picks no
+#           other outside a VRF)
 #   feed    (bench/run.sh bgp only) the same routes, without dev, fed to a fresh
 #           fibd by fibctl feed --wait: the reference for BGP ingest
 # The BIRD binary is the one bird-glue/build.sh makes (BIRD_DIR; bench/run.sh
@@ -16,11 +19,13 @@
 # protocol that the kernel run does not configure, so that run is stock BIRD.
 # Figures (bench/bird_probe.py): time from BIRD's start until the kernel holds
 # every route; birdc show status latency, probed every 100 ms, during the load
-# and in STEADY seconds of steady state; BIRD's CPU in steady state; BIRD and
-# fibd memory; the glue's peak pending set. Nothing is asserted.
+# and in STEADY seconds of steady state; fibctl status, every 50 ms, during the
+# load; CPU until converged and in steady state, and memory, of BIRD and of what
+# takes its routes into the kernel (fibd, or bgpd and zebra); the glue's peak
+# pending set. Nothing is asserted.
 #
 #   bench/bird.sh [N4 N6 STEADY]   (default 600000 150000 120; as root)
-# BENCH_ONLY=bgp runs the start-up, kernel and bgp runs alone (bench/run.sh bgp).
+# BENCH_ONLY=bgp runs the start-up, kernel, bgp, frr and feed runs (bench/run.sh bgp).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 B=${BUILD_DIR:-$here/../build-bench}
@@ -34,15 +39,66 @@ N=$((N4 + N6))
 python3 "$here/../netns/routes.py" gen "$N4" "$N6" va 198.51.100.1 2001:db8:ff::1 7 >"$W/routes"
 python3 "$here/../netns/routes.py" bird-static s "$W/routes" >"$W/static.conf"
 
-# run NAME EXPORT_CONFIG [FIBD [FIBD_CONF]]: BIRD with the static routes and
-# the given export protocols; the probe's JSON into $W/NAME.json. With no
-# export protocol, only the time until BIRD answers (the probe's --startup).
+# start_frr: FRR's zebra and bgpd (Debian's frr, as user frr, files in $W/frr)
+# in the namespace; bgpd listens on 203.0.113.1 port 1179 for BIRD at 203.0.113.2,
+# one internal session, and zebra installs what bgpd selects into the main
+# table (FRR has no kernel table of its own choice outside a VRF). Their PIDs
+# in frr_pids.
+start_frr() {
+	local F=$W/frr
+	chmod 755 "$W"
+	install -d -o frr -g frr "$F"
+	printf 'hostname bench\n' >"$F/zebra.conf"
+	cat >"$F/bgpd.conf" <<-EOF
+		frr defaults traditional
+		hostname bench
+		log file $F/bgpd.log informational
+		router bgp 65000
+		 bgp router-id 192.0.2.254
+		 no bgp network import-check
+		 neighbor 203.0.113.2 remote-as 65000
+		 neighbor 203.0.113.2 passive
+		 address-family ipv6 unicast
+		  neighbor 203.0.113.2 activate
+		 exit-address-family
+	EOF
+	chown frr:frr "$F/zebra.conf" "$F/bgpd.conf"
+	ip netns exec "$NS" /usr/lib/frr/zebra -u frr -g frr -z "$F/zserv.api" -i "$F/zebra.pid" \
+		--vty_socket "$F" -f "$F/zebra.conf" >>"$W/frr.out" 2>&1 &
+	frr_pids=($!)
+	pids+=("$!")
+	for _ in $(seq 100); do [ -S "$F/zserv.api" ] && break; sleep 0.05; done
+	ip netns exec "$NS" /usr/lib/frr/bgpd -u frr -g frr -z "$F/zserv.api" -l 203.0.113.1 -p 1179 \
+		-i "$F/bgpd.pid" --vty_socket "$F" -f "$F/bgpd.conf" >>"$W/frr.out" 2>&1 &
+	frr_pids+=($!)
+	pids+=("$!")
+	for _ in $(seq 100); do [ -S "$F/bgpd.vty" ] && return 0; sleep 0.05; done
+	echo "$(basename "$0"): FRR did not start ($W/frr.out: $(cat "$W/frr.out"))" >&2
+	exit 1
+}
+
+# run NAME EXPORT_CONFIG [fibd FIBD_CONF | frr]: BIRD with the static routes
+# and the given export protocols, and what takes the routes into the kernel:
+# BIRD itself, fibd (with FIBD_CONF; fibctl status probed during the load) or
+# FRR. The probe's JSON into $W/NAME.json. With no export protocol, only the
+# time until BIRD answers (the probe's --startup).
 run() {
-	local name=$1 export=$2 with_fibd=${3:-} fibd_conf=${4:-} fibd_pid="" bird_pid
+	local name=$1 export=$2 recv=${3:-} fibd_conf=${4:-} fibd_pid="" frr_pids=() bird_pid table=100 base
 	fresh_ns "$name"
-	if [ -n "$with_fibd" ]; then
+	# BGP sessions between addresses of lo: FRR's zebra ignores 127.0.0.0/8
+	ip -n "$NS" addr add 203.0.113.1/32 dev lo
+	ip -n "$NS" addr add 203.0.113.2/32 dev lo
+	rm -f "$W/converged"
+	if [ "$recv" = fibd ]; then
 		printf 'state_file = none\n%s\n' "$fibd_conf" >"$W/fibd.conf"
 		start_fibd
+		probe_start
+		# the status probe stops once the kernel holds every route
+		(while [ ! -e "$W/converged" ]; do sleep 0.05; done; touch "$W/probe.stop") &
+		pids+=("$!")
+	elif [ "$recv" = frr ]; then
+		start_frr
+		table=254
 	fi
 	{
 		echo "router id 192.0.2.1;"
@@ -52,6 +108,21 @@ run() {
 		echo "$export"
 	} >"$W/bird-$name.conf"
 	rm -f "$W/bird.ctl"
+	# What the table holds before BIRD starts that the routes do not replace
+	# (the main table: the link's routes; the generated table may hold the
+	# link's own prefix, and the connected route wins over BGP's).
+	base=$(ip netns exec "$NS" python3 - "$here/../netns" "$table" "$W/routes" <<-'PY'
+		import subprocess, sys
+		sys.path.insert(0, sys.argv[1])
+		import sampler
+		t = int(sys.argv[2])
+		ours = {line.split()[0] for line in open(sys.argv[3])}
+		def overlap(fam):
+		    out = subprocess.run(["ip", fam, "-o", "route", "show", "table", str(t)], capture_output=True, text=True).stdout
+		    return sum(1 for line in out.splitlines() if line.split()[0] in ours)
+		print("%d,%d" % (sampler.v4(t) - overlap("-4"), sampler.v6_table(t) - overlap("-6")))
+	PY
+	)
 	ip netns exec "$NS" "$BIRD_DIR/bird" -f -c "$W/bird-$name.conf" -s "$W/bird.ctl" -P "$W/bird.pid" \
 		2>>"$W/bird-$name.log" &
 	bird_pid=$!
@@ -59,10 +130,13 @@ run() {
 	if [ -z "$export" ]; then
 		ip netns exec "$NS" python3 "$here/bird_probe.py" --startup "$W/bird.ctl" >"$W/$name.json"
 	else
-		ip netns exec "$NS" python3 "$here/bird_probe.py" --from "$STARTUP" "$W/bird.ctl" 100 \
-			"$N4" "$N6" "$STEADY" "$bird_pid" $fibd_pid >"$W/$name.json"
+		ip netns exec "$NS" python3 "$here/bird_probe.py" --from "$STARTUP" --mark "$W/converged" --base "$base" \
+			"$W/bird.ctl" "$table" "$N4" "$N6" "$STEADY" "$bird_pid" $fibd_pid "${frr_pids[@]}" >"$W/$name.json"
 	fi
-	if [ -n "$with_fibd" ]; then
+	if [ "$recv" = fibd ]; then
+		touch "$W/converged" # (had it never converged)
+		probe_stop
+		echo "$probe" >"$W/$name.status"
 		for f in f1 f4 f6; do
 			# (birdc fails for the names this run does not have)
 			ip netns exec "$NS" "$BIRD_DIR/birdc" -s "$W/bird.ctl" show protocols all "$f" |
@@ -73,6 +147,10 @@ run() {
 	wait "$bird_pid" 2>/dev/null || true
 	if [ -n "$fibd_pid" ]; then
 		stop_fibd
+	fi
+	if [ "${#frr_pids[@]}" -gt 0 ]; then
+		kill "${frr_pids[@]}"
+		wait "${frr_pids[@]}" 2>/dev/null || true
 	fi
 }
 
@@ -99,16 +177,18 @@ protocol fibd f6 { socket \"$W/fibd.sock\"; kernel table 100; ipv6 { export all;
 fi
 # BIRD unpatched in what it runs: BGP to fibd (README, "Routes over BGP").
 # connect delay time 0: BIRD otherwise waits 5 s before its first connection.
-run bgp "protocol bgp tofibd { local 127.0.0.2 as 65000; neighbor 127.0.0.1 port 1179 as 65000; connect delay time 0;
-  ipv4 { import none; export all; next hop keep; }; ipv6 { import none; export all; next hop keep; }; }" fibd \
-	"bgp_listen = 127.0.0.1 1179
+bgp_export="protocol bgp tofibd { local 203.0.113.2 as 65000; neighbor 203.0.113.1 port 1179 as 65000; connect delay time 0;
+  ipv4 { import none; export all; next hop keep; }; ipv6 { import none; export all; next hop keep; }; }"
+run bgp "$bgp_export" fibd "bgp_listen = 203.0.113.1 1179
 bgp_as = 65000
 bgp_router_id = 192.0.2.254
-bgp_peer = bird address 127.0.0.2 as 65000 table 100"
-# The reference for BGP ingest: the same routes (without dev, as BGP gives them)
-# fed to a fresh fibd by fibctl feed --wait.
+bgp_peer = bird address 203.0.113.2 as 65000 table 100"
 feed_s=-
 if [ "${BENCH_ONLY:-}" = bgp ]; then
+	# The same BIRD session to FRR's bgpd, whose zebra installs the routes.
+	run frr "$bgp_export" frr
+	# The reference for BGP ingest: the same routes (without dev, as BGP
+	# gives them) fed to a fresh fibd by fibctl feed --wait.
 	fresh_ns feed
 	printf 'state_file = none\n' >"$W/fibd.conf"
 	start_fibd
@@ -118,17 +198,21 @@ if [ "${BENCH_ONLY:-}" = bgp ]; then
 	feed_s=$(since "$t0")
 	stop_fibd
 fi
-for f in fibd fibd46; do
+for f in fibd fibd46 bgp frr; do
 	[ -f "$W/$f.json" ] || echo '{}' >"$W/$f.json"
+	[ -f "$W/$f.status" ] || echo '{}' >"$W/$f.status"
 	[ -f "$W/$f.pending" ] || : >"$W/$f.pending"
 done
 
-python3 - "$W/kernel.json" "$W/fibd.json" "$W/fibd46.json" "$W/bgp.json" "$W/fibd.pending" "$W/fibd46.pending" \
-	"$feed_s" "$STARTUP" <<'PY'
+python3 - "$W" "$feed_s" "$STARTUP" <<'PY'
 import json, sys
-k, f, f2, b = (json.load(open(p)) for p in sys.argv[1:5])
-pend = ["; ".join(open(p).read().split("\n")).strip("; ") for p in sys.argv[5:7]]
-feed_s, startup = sys.argv[7], float(sys.argv[8])
+w, feed_s, startup = sys.argv[1], sys.argv[2], float(sys.argv[3])
+names = ("kernel", "fibd", "fibd46", "bgp", "frr")
+heads = ("kernel k4/k6", "fibd f1", "fibd f4/f6", "BGP to fibd", "BGP to zebra")
+runs = {n: json.load(open(f"{w}/{n}.json")) for n in names}
+for n in names[1:]:
+    runs[n]["status"] = json.load(open(f"{w}/{n}.status"))
+pend = {n: "; ".join(open(f"{w}/{n}.pending").read().split("\n")).strip("; ") for n in ("fibd", "fibd46")}
 def g(d, *path):
     for p in path:
         d = d.get(p) if isinstance(d, dict) else None
@@ -137,23 +221,30 @@ rows = [("time to converge (s)", ("converge_s",)), ("first answer (s)", ("first_
 for phase in ("load", "steady"):
     for key in ("probes", "p50_ms", "p95_ms", "p99_ms", "max_ms", "timeouts_1s"):
         rows.append((f"birdc show status, {phase}: {key}", (phase, key)))
-rows += [("BIRD CPU in steady state (%)", ("bird_steady_cpu_pct",)),
-         ("fibd CPU in steady state (%)", ("fibd_steady_cpu_pct",)),
+rows += [("fibctl status in the load: p99_ms", ("status", "p99_ms")),
+         ("fibctl status in the load: max_ms", ("status", "max_ms")),
+         ("BIRD CPU until converged (s)", ("bird_load_cpu_s",)),
+         ("BIRD CPU in steady state (%)", ("bird_steady_cpu_pct",)),
+         ("fibd/bgpd+zebra CPU until converged (s)", ("recv_load_cpu_s",)),
+         ("fibd/bgpd+zebra CPU in steady state (%)", ("recv_steady_cpu_pct",)),
          ("BIRD RSS at the end (MiB)", ("bird_rss_mib",)),
          ("BIRD peak RSS (MiB)", ("bird_peak_rss_mib",)),
-         ("fibd RSS at the end (MiB)", ("fibd_rss_mib",)),
-         ("fibd peak RSS (MiB)", ("fibd_peak_rss_mib",))]
-print(f"{'':44} {'kernel k4/k6':>14} {'fibd f1':>14} {'fibd f4/f6':>14} {'BGP to fibd':>14}")
+         ("fibd/bgpd+zebra RSS at the end (MiB)", ("recv_rss_mib",)),
+         ("fibd/bgpd+zebra peak RSS (MiB)", ("recv_peak_rss_mib",))]
+print(f"{'':44}" + "".join(f"{h:>14}" for h in heads))
 for label, path in rows:
-    print(f"{label:44} {g(k, *path)!s:>14} {g(f, *path)!s:>14} {g(f2, *path)!s:>14} {g(b, *path)!s:>14}")
-ck = k.get("converge_s")
-for name, d in (("fibd f1", f), ("fibd f4/f6", f2), ("BGP to fibd", b)):
-    if ck and d.get("converge_s"):
-        print(f"converge time, {name} / kernel protocol: {d['converge_s'] / ck:.2f}x")
+    print(f"{label:44}" + "".join(f"{g(runs[n], *path)!s:>14}" for n in names))
+ck, b, z = runs["kernel"].get("converge_s"), runs["bgp"], runs["frr"]
+for n, h in zip(names[1:4], heads[1:4]):
+    if ck and runs[n].get("converge_s"):
+        print(f"converge time, {h} / kernel protocol: {runs[n]['converge_s'] / ck:.2f}x")
+if b.get("converge_s") and z.get("converge_s"):
+    print(f"converge time, BGP to fibd / BGP to FRR's zebra: {b['converge_s'] / z['converge_s']:.2f}x")
 if feed_s != "-" and b.get("converge_s"):
     after = b["converge_s"] - startup
     print(f"fibctl feed --wait of the same routes into a fresh fibd: {float(feed_s):.2f} s; BGP to fibd "
           f"from BIRD's first answer ({startup} s): {after:.2f} s, {after / float(feed_s):.2f}x")
-print(f"glue pending set (peak is the full feed's), f1: {pend[0]}")
-print(f"glue pending set, f4/f6: {pend[1]}")
+if pend["fibd"] or pend["fibd46"]:
+    print(f"glue pending set (peak is the full feed's), f1: {pend['fibd']}")
+    print(f"glue pending set, f4/f6: {pend['fibd46']}")
 PY

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Probe a running BIRD while it loads a table into the kernel, then in steady state.
 
-  bird_probe.py [--from S] CTL_SOCKET TABLE N4 N6 STEADY_S BIRD_PID [FIBD_PID...]
+  bird_probe.py [--from S] [--mark FILE] [--base B4,B6] CTL_SOCKET TABLE N4 N6 STEADY_S BIRD_PID [RECEIVER_PID...]
   bird_probe.py --startup CTL_SOCKET
 
 Run inside BIRD's network namespace, started together with BIRD.
@@ -13,6 +13,7 @@ answer. --from S: probes count from S seconds after the start. Until BIRD
 answers, the probes it would have got every 100 ms from S on all wait for that
 first answer, and count so: a probe must not wait out the greeting, or it
 hides exactly the stall at start-up that an export protocol may cause.
+--mark FILE: FILE is created once the kernel holds every route.
 
 Then every 100 ms:
 one `show status` on BIRD's control socket (one connection, one request at a
@@ -20,8 +21,12 @@ time; the latency is from sending it to the reply's last line; a reply over 1 s
 counts as a timeout too), and the kernel's route count for TABLE, read cheaply
 from /proc/net/fib_triestat (IPv4 prefixes of the table) and /proc/net/rt6_stats
 (IPv6 routes of all tables, less those there before BIRD started). Load ends when
-the kernel holds N routes; steady state is the STEADY_S seconds after that. BIRD
-2 has one thread, so its process CPU is its main loop's. Prints one JSON object.
+the kernel holds N4 and N6 routes more than --base says the table had before
+(none in a table of its own; the link's routes in the main table); steady state is the
+STEADY_S seconds after that. BIRD 2 has one thread, so its process CPU is its
+main loop's. The receivers are the processes that take BIRD's routes into the
+kernel (fibd; FRR's bgpd and zebra): their CPU and memory are summed. Prints
+one JSON object.
 """
 import json
 import os
@@ -111,13 +116,18 @@ def main():
         Cli(args[1])
         print(json.dumps({"startup_s": round(time.monotonic() - start, 3)}))
         return
-    count_from = 0.0
-    if args[0] == "--from":
-        count_from = float(args[1])
+    count_from, mark, base4, base6 = 0.0, None, 0, 0
+    while args[0] in ("--from", "--mark", "--base"):
+        if args[0] == "--from":
+            count_from = float(args[1])
+        elif args[0] == "--mark":
+            mark = args[1]
+        else:
+            base4, base6 = (int(x) for x in args[1].split(","))
         args = args[2:]
     ctl, table, n4, n6 = args[0], int(args[1]), int(args[2]), int(args[3])
     steady_s, bird = float(args[4]), int(args[5])
-    fibd = int(args[6]) if len(args) > 6 else 0
+    recv = [int(a) for a in args[6:]]
     cli = Cli(ctl)
     load, steady = [], []
     # The probes BIRD would have got from count_from on, had it answered.
@@ -134,11 +144,13 @@ def main():
         now = time.monotonic()
         if converged is None:
             load.append(lat)
-            if v4_count(table) >= n4 and v6_count() >= n6 and v6_exact(table) >= n6:
+            if v4_count(table) - base4 >= n4 and v6_count() >= n6 and v6_exact(table) - base6 >= n6:
                 converged = now - start
                 steady_start = now
                 cpu0 = cpu_s(bird)
-                fcpu0 = cpu_s(fibd) if fibd else 0
+                rcpu0 = sum(cpu_s(p) for p in recv)
+                if mark:
+                    open(mark, "w").close()
         else:
             steady.append(lat)
             if now - steady_start >= steady_s:
@@ -151,14 +163,16 @@ def main():
            "load": summary(load), "steady": summary(steady)}
     if converged is not None:
         span = time.monotonic() - steady_start
+        out["bird_load_cpu_s"] = round(cpu0, 2)
         out["bird_steady_cpu_pct"] = round(100 * (cpu_s(bird) - cpu0) / span, 2)
-        if fibd:
-            out["fibd_steady_cpu_pct"] = round(100 * (cpu_s(fibd) - fcpu0) / span, 2)
+        if recv:
+            out["recv_load_cpu_s"] = round(rcpu0, 2)
+            out["recv_steady_cpu_pct"] = round(100 * (sum(cpu_s(p) for p in recv) - rcpu0) / span, 2)
     out["bird_rss_mib"] = round(mem_kib(bird, "VmRSS") / 1024, 1)
     out["bird_peak_rss_mib"] = round(mem_kib(bird, "VmHWM") / 1024, 1)
-    if fibd:
-        out["fibd_rss_mib"] = round(mem_kib(fibd, "VmRSS") / 1024, 1)
-        out["fibd_peak_rss_mib"] = round(mem_kib(fibd, "VmHWM") / 1024, 1)
+    if recv:
+        out["recv_rss_mib"] = round(sum(mem_kib(p, "VmRSS") for p in recv) / 1024, 1)
+        out["recv_peak_rss_mib"] = round(sum(mem_kib(p, "VmHWM") for p in recv) / 1024, 1)
     print(json.dumps(out))
 
 

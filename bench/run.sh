@@ -19,7 +19,7 @@ scale) BUILD_DIR=build-bench exec bench/scale.sh "$@" ;;
 dump) BUILD_DIR=build-bench exec bench/dump.sh "$@" ;;
 bird | bgp)
 	# --bird VERSION: the BIRD to measure (default 2.0.12), built by bird-glue/build.sh.
-	# bgp: only BIRD over BGP into fibd beside BIRD's kernel protocol.
+	# bgp: BIRD over BGP into fibd beside BIRD's kernel protocol, FRR's zebra and fibctl feed.
 	[ "$which" = bgp ] && export BENCH_ONLY=bgp
 	version=2.0.12
 	if [ "${1:-}" = --bird ]; then

@@ -23,7 +23,8 @@ import time
 
 def v4(table):
     text = open("/proc/net/fib_triestat").read()
-    m = re.search(r"^Id %d:\n(?:.*\n)*?\s+Prefixes:\s+(\d+)" % table, text, re.M)
+    name = {254: "Main", 255: "Local"}.get(table, "Id %d" % table)
+    m = re.search(r"^%s:\n(?:.*\n)*?\s+Prefixes:\s+(\d+)" % name, text, re.M)
     return int(m.group(1)) if m else 0
 
 
