@@ -170,6 +170,9 @@ exabgp_as() {
 }
 
 # ---- FRR (Debian's frr): bgpd alone, no zebra, routes as network statements ----
+# For ADD-PATH, a stock BIRD (BIRD_DIR) feeds it the ADD-PATH prefix's second
+# path over eBGP, as a neighbouring router would; bgpd sends fibd both paths
+# (addpath-tx-all-paths), next hops kept.
 
 frr_require() {
 	require_peer_pkg FRR /usr/lib/frr/bgpd
@@ -189,7 +192,18 @@ _frr_route_maps() { # FILE: one route map per next hop of FILE
 	}' "$1"
 }
 
+_frr_source() { # the BIRD feeding bgpd the second paths ($W/ecmp-alt), if any
+	[ -s "$W/ecmp-alt" ] || return 0
+	: >"$W/frr-source.routes"
+	bird_conf_for "$W/frr-source.routes" "local 127.0.0.5 as 65100; neighbor 127.0.0.2 port 2179 as $PEER_AS;" |
+		sed 's/export all;/export filter { bgp_next_hop = gw; accept; };/' >"$W/frr-source.conf"
+	rm -f "$W/frr-source.conf.ctl"
+	start_bird FRR_SOURCE_PID "$A" "$W/frr-source.conf"
+}
+
 frr_conf_for() { # FILE: bgpd's configuration announcing FILE
+	local addpath=""
+	[ -s "$W/ecmp-alt" ] && addpath="  neighbor 127.0.0.1 addpath-tx-all-paths"
 	cat <<X
 frr defaults traditional
 hostname fibd-peer
@@ -198,6 +212,7 @@ log file $W/frr.log informational
 router bgp $PEER_AS
  bgp router-id 192.0.2.1
  no bgp network import-check
+ no bgp ebgp-requires-policy
 $( [ "${FRR_GR:-1}" = 1 ] && echo " bgp graceful-restart")
  neighbor 127.0.0.1 remote-as 65000
  neighbor 127.0.0.1 port 1179
@@ -205,11 +220,16 @@ $( [ "${FRR_GR:-1}" = 1 ] && echo " bgp graceful-restart")
  neighbor 127.0.0.1 password fibd-test-key
  neighbor 127.0.0.1 timers connect 1
  neighbor 127.0.0.1 shutdown
+ neighbor 127.0.0.5 remote-as 65100
+ neighbor 127.0.0.5 ebgp-multihop 2
+ neighbor 127.0.0.5 passive
  address-family ipv4 unicast
+$addpath
 $(_frr_networks 4 "$1")
  exit-address-family
  address-family ipv6 unicast
   neighbor 127.0.0.1 activate
+$addpath
 $(_frr_networks 6 "$1")
  exit-address-family
 !
@@ -234,15 +254,32 @@ sys.exit(0 if json.load(sys.stdin).get("tableVersion", 0) >= int(sys.argv[1]) el
 # restart, the marker would come before the routes and the receiver prune
 # them. So it starts with the session shut down and opens it once its table is
 # in (an operator starting FRR with a large static table meets the same race).
+_frr_paths() { # PREFIX N: bgpd holds N paths of PREFIX
+	_frr_vtysh -c "show bgp ipv4 unicast $1 json" | python3 -c '
+import json, sys
+sys.exit(0 if len(json.load(sys.stdin).get("paths", [])) >= int(sys.argv[1]) else 1)
+' "$2"
+}
+
 frr_start() {
+	local alt
 	frr_conf_for "$1" >"$W/frr.conf"
 	cp "$1" "$W/frr.routes"
-	# No zebra (-Z), so nothing of its own goes into the kernel; it does not
-	# listen (-p 0) and keeps root (-S): the scratch directory is root's.
-	start_bg PEER_PID ip netns exec "$A" /usr/lib/frr/bgpd -Z -S -p 0 -P 0 \
+	# No zebra (-Z), so nothing of its own goes into the kernel; it listens on
+	# 127.0.0.2 port 2179 for its source BIRD only, and keeps root (-S): the
+	# scratch directory is root's.
+	start_bg PEER_PID ip netns exec "$A" /usr/lib/frr/bgpd -Z -S -l 127.0.0.2 -p 2179 -P 0 \
 		-f "$W/frr.conf" -i "$W/frr.pid" --vty_socket "$W" >>"$W/frr.out" 2>&1
-	wait_until 120 _frr_loaded 4 "$(_routes_of 4 "$1")" && wait_until 120 _frr_loaded 6 "$(_routes_of 6 "$1")" &&
-		_frr_vtysh -c "configure terminal" -c "router bgp $PEER_AS" -c "no neighbor 127.0.0.1 shutdown"
+	if [ -s "$W/ecmp-alt" ] && [ -z "${FRR_SOURCE_PID:-}" ]; then
+		_frr_source || return 1
+	fi
+	wait_until 120 _frr_loaded 4 "$(_routes_of 4 "$1")" && wait_until 120 _frr_loaded 6 "$(_routes_of 6 "$1")" ||
+		return 1
+	# every path of the ADD-PATH prefix, its own and the source's
+	while read -r alt _; do
+		wait_until 60 _frr_paths "$alt" 2 </dev/null || return 1
+	done <"$W/ecmp-alt"
+	_frr_vtysh -c "configure terminal" -c "router bgp $PEER_AS" -c "no neighbor 127.0.0.1 shutdown"
 }
 
 frr_announce() { # the difference from what it announces now, through vtysh
@@ -282,8 +319,8 @@ frr_stop_notifies() { # SIGTERM closes the connection, with or without graceful 
 	false
 }
 
-frr_addpath() { # it originates one path of a prefix: a second would need a second source
-	false
+frr_addpath() { # its own path and its source BIRD's
+	true
 }
 
 frr_version() {
@@ -298,6 +335,7 @@ frr_as() {
 # Its graceful restart capability carries End-of-RIB only, for no family
 # (bgpd.conf(5): announce restart), so a restarted bgpd's routes would go at
 # once: as an operator would, fibd's peer line says persist (openbgpd_fibd_options).
+# For ADD-PATH, a stock BIRD feeds it the second path over eBGP, as for FRR.
 
 openbgpd_require() {
 	require_peer_pkg OpenBGPD bgpd
@@ -322,10 +360,31 @@ neighbor 127.0.0.1 {
 	tcp md5sig password fibd-test-key
 	announce IPv4 unicast
 	announce IPv6 unicast
+	announce add-path send all
 	down
 }
+neighbor 127.0.0.5 {
+	remote-as 65100
+	multihop 2
+	passive
+}
+allow from any
 allow to any
 X
+}
+
+_openbgpd_source() { # the BIRD feeding bgpd the second paths ($W/ecmp-alt), if any
+	# (its listening socket on its own address: bgpd listens on port 179 too)
+	[ -s "$W/ecmp-alt" ] || return 0
+	: >"$W/openbgpd-source.routes"
+	bird_conf_for "$W/openbgpd-source.routes" "local 127.0.0.5 as 65100; neighbor 127.0.0.2 as $PEER_AS; strict bind yes;" |
+		sed 's/export all;/export filter { bgp_next_hop = gw; accept; };/' >"$W/openbgpd-source.conf"
+	rm -f "$W/openbgpd-source.conf.ctl"
+	start_bird OPENBGPD_SOURCE_PID "$A" "$W/openbgpd-source.conf"
+}
+
+_openbgpd_paths() { # PREFIX N: bgpd holds N paths of PREFIX
+	[ "$(_openbgpd_ctl show rib "$1" | grep -c " $1 ")" -ge "$2" ]
 }
 
 _openbgpd_ctl() {
@@ -356,13 +415,22 @@ _openbgpd_loaded() { # FILE: its RDE holds as many IPv4 and IPv6 networks as FIL
 # would send End-of-RIB before its RDE has the networks: the session starts
 # down and comes up once they are all in.
 openbgpd_start() {
+	local alt
 	openbgpd_conf >"$W/bgpd.conf"
 	mkdir -p /run/openbgpd # its chroot, the home of its user _openbgpd
 	start_bg PEER_PID ip netns exec "$A" bgpd -d -f "$W/bgpd.conf" >>"$W/bgpd.out" 2>&1
 	wait_until 60 _openbgpd_ctl show summary >/dev/null || return 1
 	cp "$1" "$W/bgpd.routes"
 	_openbgpd_bulk add "$1"
-	wait_until 120 _openbgpd_loaded "$1" && _openbgpd_ctl neighbor 127.0.0.1 up >/dev/null
+	if [ -s "$W/ecmp-alt" ] && [ -z "${OPENBGPD_SOURCE_PID:-}" ]; then
+		_openbgpd_source || return 1
+	fi
+	wait_until 120 _openbgpd_loaded "$1" || return 1
+	# every path of the ADD-PATH prefix, its own and the source's
+	while read -r alt _; do
+		wait_until 60 _openbgpd_paths "$alt" 2 </dev/null || return 1
+	done <"$W/ecmp-alt"
+	_openbgpd_ctl neighbor 127.0.0.1 up >/dev/null
 }
 
 openbgpd_announce() { # what is gone deleted, what is new added
@@ -387,8 +455,8 @@ openbgpd_stop_notifies() {
 	true
 }
 
-openbgpd_addpath() { # it originates one path of a prefix
-	false
+openbgpd_addpath() { # its own path and its source BIRD's
+	true
 }
 
 openbgpd_version() {
