@@ -183,7 +183,7 @@ run bgp "$bgp_export" fibd "bgp_listen = 203.0.113.1 1179
 bgp_as = 65000
 bgp_router_id = 192.0.2.254
 bgp_peer = bird address 203.0.113.2 as 65000 table 100"
-feed_s=-
+feed_s=- feed_cpu=-
 if [ "${BENCH_ONLY:-}" = bgp ]; then
 	# The same BIRD session to FRR's bgpd, whose zebra installs the routes.
 	run frr "$bgp_export" frr
@@ -193,9 +193,11 @@ if [ "${BENCH_ONLY:-}" = bgp ]; then
 	printf 'state_file = none\n' >"$W/fibd.conf"
 	start_fibd
 	sed 's/ dev va$//' "$W/routes" >"$W/routes-nodev"
+	c0=$(proc_cpu "$fibd_pid")
 	t0=$(now)
 	fibctl feed --wait --table 100 "$W/routes-nodev" >/dev/null
 	feed_s=$(since "$t0")
+	feed_cpu=$(cpu_since "$fibd_pid" "$c0")
 	stop_fibd
 fi
 for f in fibd fibd46 bgp frr; do
@@ -204,9 +206,9 @@ for f in fibd fibd46 bgp frr; do
 	[ -f "$W/$f.pending" ] || : >"$W/$f.pending"
 done
 
-python3 - "$W" "$feed_s" "$STARTUP" <<'PY'
+python3 - "$W" "$feed_s" "$STARTUP" "$feed_cpu" <<'PY'
 import json, sys
-w, feed_s, startup = sys.argv[1], sys.argv[2], float(sys.argv[3])
+w, feed_s, startup, feed_cpu = sys.argv[1], sys.argv[2], float(sys.argv[3]), sys.argv[4]
 names = ("kernel", "fibd", "fibd46", "bgp", "frr")
 heads = ("kernel k4/k6", "fibd f1", "fibd f4/f6", "BGP to fibd", "BGP to zebra")
 runs = {n: json.load(open(f"{w}/{n}.json")) for n in names}
@@ -242,8 +244,8 @@ if b.get("converge_s") and z.get("converge_s"):
     print(f"converge time, BGP to fibd / BGP to FRR's zebra: {b['converge_s'] / z['converge_s']:.2f}x")
 if feed_s != "-" and b.get("converge_s"):
     after = b["converge_s"] - startup
-    print(f"fibctl feed --wait of the same routes into a fresh fibd: {float(feed_s):.2f} s; BGP to fibd "
-          f"from BIRD's first answer ({startup} s): {after:.2f} s, {after / float(feed_s):.2f}x")
+    print(f"fibctl feed --wait of the same routes into a fresh fibd: {float(feed_s):.2f} s, fibd CPU {feed_cpu} s; "
+          f"BGP to fibd from BIRD's first answer ({startup} s): {after:.2f} s, {after / float(feed_s):.2f}x")
 if pend["fibd"] or pend["fibd46"]:
     print(f"glue pending set (peak is the full feed's), f1: {pend['fibd']}")
     print(f"glue pending set, f4/f6: {pend['fibd46']}")
