@@ -14,6 +14,9 @@
 #           other outside a VRF)
 #   feed    (bench/run.sh bgp only) the same routes, without dev, fed to a fresh
 #           fibd by fibctl feed --wait: the reference for BGP ingest
+#   replay  (bench/run.sh bgp only) the same routes over BGP to a fresh fibd
+#           from UPDATEs encoded beforehand (bgp_replay.py): fibd's BGP ingest
+#           without the peer's cost
 # The BIRD binary is the one bird-glue/build.sh makes (BIRD_DIR; bench/run.sh
 # bird --bird VERSION picks 2.0.12, 2.19.2 or 3.3.2): stock BIRD plus a
 # protocol that the kernel run does not configure, so that run is stock BIRD.
@@ -25,7 +28,7 @@
 # pending set. Nothing is asserted.
 #
 #   bench/bird.sh [N4 N6 STEADY]   (default 600000 150000 120; as root)
-# BENCH_ONLY=bgp runs the start-up, kernel, bgp, frr and feed runs (bench/run.sh bgp).
+# BENCH_ONLY=bgp runs the start-up, kernel, bgp, frr, feed and replay runs (bench/run.sh bgp).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 B=${BUILD_DIR:-$here/../build-bench}
@@ -43,10 +46,12 @@ python3 "$here/../netns/routes.py" bird-static s "$W/routes" >"$W/static.conf"
 # in the namespace; bgpd listens on 203.0.113.1 port 1179 for BIRD at 203.0.113.2,
 # one internal session, and zebra installs what bgpd selects into the main
 # table (FRR has no kernel table of its own choice outside a VRF). Their PIDs
-# in frr_pids.
+# in frr_pids. zebra's options are those of Debian's /etc/frr/daemons (-s: a
+# 90 MB netlink receive buffer; FRR 8.4's zebra exits on an overrun) and -r:
+# at exit it leaves its routes to the namespace's removal.
 start_frr() {
 	local F=$W/frr
-	chmod 755 "$W"
+	chmod 711 "$W"
 	install -d -o frr -g frr "$F"
 	printf 'hostname bench\n' >"$F/zebra.conf"
 	cat >"$F/bgpd.conf" <<-EOF
@@ -63,17 +68,20 @@ start_frr() {
 		 exit-address-family
 	EOF
 	chown frr:frr "$F/zebra.conf" "$F/bgpd.conf"
-	ip netns exec "$NS" /usr/lib/frr/zebra -u frr -g frr -z "$F/zserv.api" -i "$F/zebra.pid" \
-		--vty_socket "$F" -f "$F/zebra.conf" >>"$W/frr.out" 2>&1 &
+	ip netns exec "$NS" /usr/lib/frr/zebra -u frr -g frr -s 90000000 -r -z "$F/zserv.api" \
+		-i "$F/zebra.pid" --vty_socket "$F" -f "$F/zebra.conf" >>"$W/frr.out" 2>&1 &
 	frr_pids=($!)
 	pids+=("$!")
-	for _ in $(seq 100); do [ -S "$F/zserv.api" ] && break; sleep 0.05; done
+	if ! wait_file "$F/zserv.api"; then
+		echo "$(basename "$0"): zebra did not start ($W/frr.out: $(cat "$W/frr.out"))" >&2
+		exit 1
+	fi
 	ip netns exec "$NS" /usr/lib/frr/bgpd -u frr -g frr -z "$F/zserv.api" -l 203.0.113.1 -p 1179 \
 		-i "$F/bgpd.pid" --vty_socket "$F" -f "$F/bgpd.conf" >>"$W/frr.out" 2>&1 &
 	frr_pids+=($!)
 	pids+=("$!")
-	for _ in $(seq 100); do [ -S "$F/bgpd.vty" ] && return 0; sleep 0.05; done
-	echo "$(basename "$0"): FRR did not start ($W/frr.out: $(cat "$W/frr.out"))" >&2
+	wait_file "$F/bgpd.vty" && return 0
+	echo "$(basename "$0"): bgpd did not start ($W/frr.out: $(cat "$W/frr.out"))" >&2
 	exit 1
 }
 
@@ -83,22 +91,25 @@ start_frr() {
 # FRR. The probe's JSON into $W/NAME.json. With no export protocol, only the
 # time until BIRD answers (the probe's --startup).
 run() {
-	local name=$1 export=$2 recv=${3:-} fibd_conf=${4:-} fibd_pid="" frr_pids=() bird_pid table=100 base
+	local name=$1 export=$2 recv=${3:-} fibd_conf=${4:-} fibd_pid="" frr_pids=() bird_pid table=100 base mark
 	fresh_ns "$name"
 	# BGP sessions between addresses of lo: FRR's zebra ignores 127.0.0.0/8
 	ip -n "$NS" addr add 203.0.113.1/32 dev lo
 	ip -n "$NS" addr add 203.0.113.2/32 dev lo
-	rm -f "$W/converged"
+	[ "$recv" = frr ] && table=254
+	# What the table holds before anything starts that the routes do not
+	# replace (the main table: the link's routes; the generated table may hold
+	# the link's own prefix, and the connected route wins over BGP's).
+	base=$(ip netns exec "$NS" python3 -c 'import sys; sys.path.insert(0, sys.argv[1]); import sampler
+print("%d,%d" % sampler.held_besides(int(sys.argv[2]), sys.argv[3]))' "$here/../netns" "$table" "$W/routes")
+	mark=()
 	if [ "$recv" = fibd ]; then
 		printf 'state_file = none\n%s\n' "$fibd_conf" >"$W/fibd.conf"
 		start_fibd
 		probe_start
-		# the status probe stops once the kernel holds every route
-		(while [ ! -e "$W/converged" ]; do sleep 0.05; done; touch "$W/probe.stop") &
-		pids+=("$!")
+		mark=(--mark "$W/probe.stop") # the status probe stops once the kernel holds every route
 	elif [ "$recv" = frr ]; then
 		start_frr
-		table=254
 	fi
 	{
 		echo "router id 192.0.2.1;"
@@ -108,21 +119,6 @@ run() {
 		echo "$export"
 	} >"$W/bird-$name.conf"
 	rm -f "$W/bird.ctl"
-	# What the table holds before BIRD starts that the routes do not replace
-	# (the main table: the link's routes; the generated table may hold the
-	# link's own prefix, and the connected route wins over BGP's).
-	base=$(ip netns exec "$NS" python3 - "$here/../netns" "$table" "$W/routes" <<-'PY'
-		import subprocess, sys
-		sys.path.insert(0, sys.argv[1])
-		import sampler
-		t = int(sys.argv[2])
-		ours = {line.split()[0] for line in open(sys.argv[3])}
-		def overlap(fam):
-		    out = subprocess.run(["ip", fam, "-o", "route", "show", "table", str(t)], capture_output=True, text=True).stdout
-		    return sum(1 for line in out.splitlines() if line.split()[0] in ours)
-		print("%d,%d" % (sampler.v4(t) - overlap("-4"), sampler.v6_table(t) - overlap("-6")))
-	PY
-	)
 	ip netns exec "$NS" "$BIRD_DIR/bird" -f -c "$W/bird-$name.conf" -s "$W/bird.ctl" -P "$W/bird.pid" \
 		2>>"$W/bird-$name.log" &
 	bird_pid=$!
@@ -130,11 +126,10 @@ run() {
 	if [ -z "$export" ]; then
 		ip netns exec "$NS" python3 "$here/bird_probe.py" --startup "$W/bird.ctl" >"$W/$name.json"
 	else
-		ip netns exec "$NS" python3 "$here/bird_probe.py" --from "$STARTUP" --mark "$W/converged" --base "$base" \
+		ip netns exec "$NS" python3 "$here/bird_probe.py" --from "$STARTUP" "${mark[@]}" --base "$base" \
 			"$W/bird.ctl" "$table" "$N4" "$N6" "$STEADY" "$bird_pid" $fibd_pid "${frr_pids[@]}" >"$W/$name.json"
 	fi
 	if [ "$recv" = fibd ]; then
-		touch "$W/converged" # (had it never converged)
 		probe_stop
 		echo "$probe" >"$W/$name.status"
 		for f in f1 f4 f6; do
@@ -155,7 +150,7 @@ run() {
 }
 
 echo "BIRD $("$BIRD_DIR/bird" --version 2>&1 | awk '{ print $3 }'): $N routes ($N4 IPv4, $N6 IPv6)" \
-	"as static routes, into kernel table 100; steady state $STEADY s; $(nproc) CPUs"
+	"as static routes, into kernel table 100 (zebra: the main table); steady state $STEADY s; $(nproc) CPUs"
 # BIRD's start-up varies from run to run (BIRD 3: 3.2 to 7.1 s in a day): the
 # median of three.
 for i in 1 2 3; do
@@ -183,7 +178,8 @@ run bgp "$bgp_export" fibd "bgp_listen = 203.0.113.1 1179
 bgp_as = 65000
 bgp_router_id = 192.0.2.254
 bgp_peer = bird address 203.0.113.2 as 65000 table 100"
-feed_s=- feed_cpu=-
+feed_s=- feed_cpu=- replay_cpu=-
+echo '{}' >"$W/replay.json"
 if [ "${BENCH_ONLY:-}" = bgp ]; then
 	# The same BIRD session to FRR's bgpd, whose zebra installs the routes.
 	run frr "$bgp_export" frr
@@ -199,6 +195,19 @@ if [ "${BENCH_ONLY:-}" = bgp ]; then
 	feed_s=$(since "$t0")
 	feed_cpu=$(cpu_since "$fibd_pid" "$c0")
 	stop_fibd
+	# The same routes over BGP from UPDATEs encoded beforehand (bgp_replay.py):
+	# fibd's BGP ingest without the peer's cost.
+	fresh_ns replay
+	ip -n "$NS" addr add 203.0.113.1/32 dev lo
+	ip -n "$NS" addr add 203.0.113.2/32 dev lo
+	printf 'state_file = none\nbgp_listen = 203.0.113.1 1179\nbgp_as = 65000\nbgp_router_id = 192.0.2.254\n%s\n' \
+		"bgp_peer = replay address 203.0.113.2 as 65000 table 100" >"$W/fibd.conf"
+	start_fibd
+	c0=$(proc_cpu "$fibd_pid")
+	ip netns exec "$NS" python3 "$here/bgp_replay.py" 203.0.113.2 203.0.113.1 1179 "$W/routes-nodev" 100 \
+		>"$W/replay.json"
+	replay_cpu=$(cpu_since "$fibd_pid" "$c0")
+	stop_fibd
 fi
 for f in fibd fibd46 bgp frr; do
 	[ -f "$W/$f.json" ] || echo '{}' >"$W/$f.json"
@@ -206,9 +215,10 @@ for f in fibd fibd46 bgp frr; do
 	[ -f "$W/$f.pending" ] || : >"$W/$f.pending"
 done
 
-python3 - "$W" "$feed_s" "$STARTUP" "$feed_cpu" <<'PY'
+python3 - "$W" "$feed_s" "$STARTUP" "$feed_cpu" "$replay_cpu" <<'PY'
 import json, sys
-w, feed_s, startup, feed_cpu = sys.argv[1], sys.argv[2], float(sys.argv[3]), sys.argv[4]
+w, feed_s, startup, feed_cpu, replay_cpu = sys.argv[1], sys.argv[2], float(sys.argv[3]), sys.argv[4], sys.argv[5]
+replay = json.load(open(f"{w}/replay.json"))
 names = ("kernel", "fibd", "fibd46", "bgp", "frr")
 heads = ("kernel k4/k6", "fibd f1", "fibd f4/f6", "BGP to fibd", "BGP to zebra")
 runs = {n: json.load(open(f"{w}/{n}.json")) for n in names}
@@ -232,7 +242,7 @@ rows += [("fibctl status in the load: p99_ms", ("status", "p99_ms")),
          ("BIRD RSS at the end (MiB)", ("bird_rss_mib",)),
          ("BIRD peak RSS (MiB)", ("bird_peak_rss_mib",)),
          ("fibd/bgpd+zebra RSS at the end (MiB)", ("recv_rss_mib",)),
-         ("fibd/bgpd+zebra peak RSS (MiB)", ("recv_peak_rss_mib",))]
+         ("fibd/bgpd+zebra peak RSS, sum of peaks (MiB)", ("recv_peak_rss_mib",))]
 print(f"{'':44}" + "".join(f"{h:>14}" for h in heads))
 for label, path in rows:
     print(f"{label:44}" + "".join(f"{g(runs[n], *path)!s:>14}" for n in names))
@@ -243,9 +253,13 @@ for n, h in zip(names[1:4], heads[1:4]):
 if b.get("converge_s") and z.get("converge_s"):
     print(f"converge time, BGP to fibd / BGP to FRR's zebra: {b['converge_s'] / z['converge_s']:.2f}x")
 if feed_s != "-" and b.get("converge_s"):
-    after = b["converge_s"] - startup
+    after = b["converge_s"] - b["first_answer_s"]
     print(f"fibctl feed --wait of the same routes into a fresh fibd: {float(feed_s):.2f} s, fibd CPU {feed_cpu} s; "
-          f"BGP to fibd from BIRD's first answer ({startup} s): {after:.2f} s, {after / float(feed_s):.2f}x")
+          f"BGP to fibd from BIRD's first answer ({b['first_answer_s']} s): {after:.2f} s, {after / float(feed_s):.2f}x")
+if feed_s != "-" and replay.get("kernel_s"):
+    print(f"BGP to fibd from UPDATEs encoded beforehand (bgp_replay.py): {replay['kernel_s']:.2f} s from the connect "
+          f"(all sent after {replay['sent_s']:.2f} s), fibd CPU {replay_cpu} s; {replay['kernel_s'] / float(feed_s):.2f}x "
+          f"fibctl feed")
 if pend["fibd"] or pend["fibd46"]:
     print(f"glue pending set (peak is the full feed's), f1: {pend['fibd']}")
     print(f"glue pending set, f4/f6: {pend['fibd46']}")

@@ -144,6 +144,8 @@ def main():
         now = time.monotonic()
         if converged is None:
             load.append(lat)
+            # (now was taken before the counts: the exact one dumps the table,
+            # which takes a while)
             if v4_count(table) - base4 >= n4 and v6_count() >= n6 and v6_exact(table) - base6 >= n6:
                 converged = now - start
                 steady_start = now

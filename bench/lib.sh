@@ -62,13 +62,19 @@ probe_start() {
 	ip netns exec "$NS" "$PY" "$(dirname "${BASH_SOURCE[0]}")/ctl_probe.py" "$W/fibd.sock" "$W/probe" 50 &
 	probe_pid=$!
 	pids+=("$probe_pid")
-	for _ in $(seq 100); do [ -e "$W/probe.started" ] && return 0; sleep 0.02; done
+	wait_file "$W/probe.started"
 }
 
 probe_stop() {
 	touch "$W/probe.stop"
 	wait "$probe_pid" 2>/dev/null || true
 	probe=$(cat "$W/probe")
+}
+
+# wait_file FILE: until FILE exists (up to 5 s); false if it never did.
+wait_file() {
+	for _ in $(seq 100); do [ -e "$1" ] && return 0; sleep 0.05; done
+	return 1
 }
 
 now() { date +%s.%N; }

@@ -97,7 +97,7 @@ if "${PEER}_addpath"; then
 	check "two paths of a prefix (ADD-PATH) are one ECMP route" bash -c \
 		"ip -n $A route show table 100 203.0.113.0/24 | grep -c 'nexthop via' | grep -qx 2"
 else
-	ok "ECMP through ADD-PATH # SKIP $PEER sends one path of a prefix"
+	ok "ECMP through ADD-PATH # SKIP $PEER sends one path of a prefix here (no source BIRD built to give it a second)"
 fi
 
 "${PEER}_announce" "$W/fewer"

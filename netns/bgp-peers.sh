@@ -23,6 +23,34 @@ _routes_of() { # 4|6 FILE...: how many "PREFIX via GW" lines of the family the f
 	awk -v fam="$1" '$2 == "via" && ((fam == 6) == (index($1, ":") > 0))' "${@:2}" | wc -l
 }
 
+# A stock BIRD (BIRD_DIR) as the source of a relaying peer's routes, as an
+# edge router would be: external (AS 65100) and multihop from 127.0.0.5, where
+# BIRD would put its own address in as next hop unless the export filter sets
+# the gateway. _source_conf NAME FILE SESSION writes $W/NAME-source.conf
+# announcing FILE (and $W/ecmp-alt, the second paths) over SESSION.
+_source_conf() {
+	bird_conf_for "$2" "$3" |
+		sed 's/export all;/export filter { bgp_next_hop = gw; accept; };/' >"$W/$1-source.conf"
+}
+
+_source_start() { # VAR NAME: start the BIRD of $W/NAME-source.conf, its PID in VAR
+	rm -f "$W/$2-source.conf.ctl"
+	start_bird "$1" "$A" "$W/$2-source.conf"
+}
+
+# Peers that originate one path per prefix get the second path of the ADD-PATH
+# prefix from a source BIRD: they need the BIRD build.
+_source_available() {
+	[ -x "${BIRD_DIR:-}/bird" ] && [ -x "${BIRD_DIR:-}/birdc" ]
+}
+
+_wait_second_paths() { # CHECK: until CHECK PREFIX 2 holds for each prefix of $W/ecmp-alt
+	local alt
+	while read -r alt _; do
+		wait_until 60 "$1" "$alt" 2 </dev/null || return 1
+	done <"$W/ecmp-alt"
+}
+
 # ---- BIRD (stock BGP, no fibd protocol in its configuration) ----
 
 bird_require() {
@@ -192,15 +220,6 @@ _frr_route_maps() { # FILE: one route map per next hop of FILE
 	}' "$1"
 }
 
-_frr_source() { # the BIRD feeding bgpd the second paths ($W/ecmp-alt), if any
-	[ -s "$W/ecmp-alt" ] || return 0
-	: >"$W/frr-source.routes"
-	bird_conf_for "$W/frr-source.routes" "local 127.0.0.5 as 65100; neighbor 127.0.0.2 port 2179 as $PEER_AS;" |
-		sed 's/export all;/export filter { bgp_next_hop = gw; accept; };/' >"$W/frr-source.conf"
-	rm -f "$W/frr-source.conf.ctl"
-	start_bird FRR_SOURCE_PID "$A" "$W/frr-source.conf"
-}
-
 frr_conf_for() { # FILE: bgpd's configuration announcing FILE
 	local addpath=""
 	[ -s "$W/ecmp-alt" ] && addpath="  neighbor 127.0.0.1 addpath-tx-all-paths"
@@ -255,14 +274,15 @@ sys.exit(0 if json.load(sys.stdin).get("tableVersion", 0) >= int(sys.argv[1]) el
 # them. So it starts with the session shut down and opens it once its table is
 # in (an operator starting FRR with a large static table meets the same race).
 _frr_paths() { # PREFIX N: bgpd holds N paths of PREFIX
-	_frr_vtysh -c "show bgp ipv4 unicast $1 json" | python3 -c '
+	local fam=ipv4
+	[ "${1#*:}" != "$1" ] && fam=ipv6
+	_frr_vtysh -c "show bgp $fam unicast $1 json" | python3 -c '
 import json, sys
 sys.exit(0 if len(json.load(sys.stdin).get("paths", [])) >= int(sys.argv[1]) else 1)
 ' "$2"
 }
 
 frr_start() {
-	local alt
 	frr_conf_for "$1" >"$W/frr.conf"
 	cp "$1" "$W/frr.routes"
 	# No zebra (-Z), so nothing of its own goes into the kernel; it listens on
@@ -271,14 +291,12 @@ frr_start() {
 	start_bg PEER_PID ip netns exec "$A" /usr/lib/frr/bgpd -Z -S -l 127.0.0.2 -p 2179 -P 0 \
 		-f "$W/frr.conf" -i "$W/frr.pid" --vty_socket "$W" >>"$W/frr.out" 2>&1
 	if [ -s "$W/ecmp-alt" ] && [ -z "${FRR_SOURCE_PID:-}" ]; then
-		_frr_source || return 1
+		: >"$W/frr-source.routes"
+		_source_conf frr "$W/frr-source.routes" "local 127.0.0.5 as 65100; neighbor 127.0.0.2 port 2179 as $PEER_AS;"
+		_source_start FRR_SOURCE_PID frr || return 1
 	fi
-	wait_until 120 _frr_loaded 4 "$(_routes_of 4 "$1")" && wait_until 120 _frr_loaded 6 "$(_routes_of 6 "$1")" ||
-		return 1
-	# every path of the ADD-PATH prefix, its own and the source's
-	while read -r alt _; do
-		wait_until 60 _frr_paths "$alt" 2 </dev/null || return 1
-	done <"$W/ecmp-alt"
+	wait_until 120 _frr_loaded 4 "$(_routes_of 4 "$1")" && wait_until 120 _frr_loaded 6 "$(_routes_of 6 "$1")" &&
+		_wait_second_paths _frr_paths || return 1
 	_frr_vtysh -c "configure terminal" -c "router bgp $PEER_AS" -c "no neighbor 127.0.0.1 shutdown"
 }
 
@@ -320,7 +338,7 @@ frr_stop_notifies() { # SIGTERM closes the connection, with or without graceful 
 }
 
 frr_addpath() { # its own path and its source BIRD's
-	true
+	_source_available
 }
 
 frr_version() {
@@ -373,16 +391,6 @@ allow to any
 X
 }
 
-_openbgpd_source() { # the BIRD feeding bgpd the second paths ($W/ecmp-alt), if any
-	# (its listening socket on its own address: bgpd listens on port 179 too)
-	[ -s "$W/ecmp-alt" ] || return 0
-	: >"$W/openbgpd-source.routes"
-	bird_conf_for "$W/openbgpd-source.routes" "local 127.0.0.5 as 65100; neighbor 127.0.0.2 as $PEER_AS; strict bind yes;" |
-		sed 's/export all;/export filter { bgp_next_hop = gw; accept; };/' >"$W/openbgpd-source.conf"
-	rm -f "$W/openbgpd-source.conf.ctl"
-	start_bird OPENBGPD_SOURCE_PID "$A" "$W/openbgpd-source.conf"
-}
-
 _openbgpd_paths() { # PREFIX N: bgpd holds N paths of PREFIX
 	[ "$(_openbgpd_ctl show rib "$1" | grep -c " $1 ")" -ge "$2" ]
 }
@@ -415,7 +423,6 @@ _openbgpd_loaded() { # FILE: its RDE holds as many IPv4 and IPv6 networks as FIL
 # would send End-of-RIB before its RDE has the networks: the session starts
 # down and comes up once they are all in.
 openbgpd_start() {
-	local alt
 	openbgpd_conf >"$W/bgpd.conf"
 	mkdir -p /run/openbgpd # its chroot, the home of its user _openbgpd
 	start_bg PEER_PID ip netns exec "$A" bgpd -d -f "$W/bgpd.conf" >>"$W/bgpd.out" 2>&1
@@ -423,13 +430,13 @@ openbgpd_start() {
 	cp "$1" "$W/bgpd.routes"
 	_openbgpd_bulk add "$1"
 	if [ -s "$W/ecmp-alt" ] && [ -z "${OPENBGPD_SOURCE_PID:-}" ]; then
-		_openbgpd_source || return 1
+		# (its listening socket on its own address: bgpd listens on port 179 too)
+		: >"$W/openbgpd-source.routes"
+		_source_conf openbgpd "$W/openbgpd-source.routes" \
+			"local 127.0.0.5 as 65100; neighbor 127.0.0.2 as $PEER_AS; strict bind yes;"
+		_source_start OPENBGPD_SOURCE_PID openbgpd || return 1
 	fi
-	wait_until 120 _openbgpd_loaded "$1" || return 1
-	# every path of the ADD-PATH prefix, its own and the source's
-	while read -r alt _; do
-		wait_until 60 _openbgpd_paths "$alt" 2 </dev/null || return 1
-	done <"$W/ecmp-alt"
+	wait_until 120 _openbgpd_loaded "$1" && _wait_second_paths _openbgpd_paths || return 1
 	_openbgpd_ctl neighbor 127.0.0.1 up >/dev/null
 }
 
@@ -456,7 +463,7 @@ openbgpd_stop_notifies() {
 }
 
 openbgpd_addpath() { # its own path and its source BIRD's
-	true
+	_source_available
 }
 
 openbgpd_version() {
@@ -541,10 +548,7 @@ _gobgp_has() { # FAMILY N: gobgpd holds N paths of the family
 }
 
 _gobgp_source() { # FILE: the BIRD feeding gobgpd announces FILE
-	# External and multihop: BIRD would put its own address in as next hop,
-	# unless the export filter sets the gateway.
-	bird_conf_for "$1" "local 127.0.0.5 as 65100; neighbor 127.0.0.2 port 2179 as $PEER_AS;" |
-		sed 's/export all;/export filter { bgp_next_hop = gw; accept; };/' >"$W/gobgp-source.conf"
+	_source_conf gobgp "$1" "local 127.0.0.5 as 65100; neighbor 127.0.0.2 port 2179 as $PEER_AS;"
 }
 
 # gobgpd too would send End-of-RIB to fibd before it has the routes it relays:
@@ -558,8 +562,7 @@ gobgp_start() {
 		${GOBGP_SOURCE_PID:+-r} --api-hosts "unix://$W/gobgp.api" >>"$W/gobgpd.out" 2>&1
 	if [ -z "${GOBGP_SOURCE_PID:-}" ]; then
 		_gobgp_source "$1"
-		rm -f "$W/gobgp-source.conf.ctl"
-		start_bird GOBGP_SOURCE_PID "$A" "$W/gobgp-source.conf" || return 1
+		_source_start GOBGP_SOURCE_PID gobgp || return 1
 	fi
 	wait_until 120 _gobgp_has 4 "$(_routes_of 4 "$1" "$W/ecmp-alt")" &&
 		wait_until 120 _gobgp_has 6 "$(_routes_of 6 "$1" "$W/ecmp-alt")" &&

@@ -22,6 +22,9 @@ import time
 
 
 def v4(table):
+    # (With no rule of one's own, the kernel keeps the main and local tables
+    # in one trie, and both entries show its prefixes: the main table's count
+    # includes the local addresses.)
     text = open("/proc/net/fib_triestat").read()
     name = {254: "Main", 255: "Local"}.get(table, "Id %d" % table)
     m = re.search(r"^%s:\n(?:.*\n)*?\s+Prefixes:\s+(\d+)" % name, text, re.M)
@@ -36,6 +39,21 @@ def v6_table(table):
     # -o: one line per route, also for multipath ones
     r = subprocess.run(["ip", "-6", "-o", "route", "show", "table", str(table)], capture_output=True)
     return r.stdout.count(b"\n") if r.returncode == 0 else 0
+
+
+def held_besides(table, routes):
+    """(IPv4, IPv6): what TABLE holds now (as v4() and v6_table() count) less
+    the prefixes of the routes file ("PREFIX ..." lines) among them: what
+    stays there besides those routes once they are in (the link's routes in
+    the main table; a route with the link's own prefix loses to the connected
+    one, which then counts as that route)."""
+    ours = {line.split()[0] for line in open(routes) if line.strip()}
+
+    def overlap(fam):
+        out = subprocess.run(["ip", fam, "-o", "route", "show", "table", str(table)], capture_output=True,
+                             text=True).stdout
+        return sum(1 for line in out.splitlines() if line.split()[0] in ours)
+    return v4(table) - overlap("-4"), v6_table(table) - overlap("-6")
 
 
 def main():
