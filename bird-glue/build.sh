@@ -56,6 +56,9 @@ else
 	SRC=$(realpath "$SRC")
 fi
 mkdir -p "$OUT"
+# One build in OUTDIR at a time (two makes in one tree break it): a second waits.
+exec {lock}>"$OUT/.build.lock"
+flock "$lock"
 # BIRD names its version after the git repository it is in: ours is not its.
 export GIT_CEILING_DIRECTORIES=$OUT
 
