@@ -76,6 +76,10 @@
 #define SLAB_EMPTY_RESERVE 4
 #define SLAB_VACANT_RESERVE 1
 #define SLAB_MAG_SIZE 64
+#define SLAB_REF_SLOT_BITS (SLAB_CHUNK_SHIFT - 3)
+#define SLAB_REF_CHUNKS (1u << SLAB_REF_CHUNK_BITS)
+
+_Static_assert(SLAB_REF_CHUNK_BITS + SLAB_REF_SLOT_BITS == 32, "a reference is 32 bits");
 
 enum page_state { PG_RELEASED, PG_EMPTY, PG_PARTIAL, PG_FULL };
 enum chunk_list { CL_NONE, CL_RELEASED, CL_VACANT };
@@ -103,6 +107,7 @@ struct chunk {
 	struct chunk *l_prev;
 	uint8_t list;         /* enum chunk_list */
 	uint16_t n_released;
+	uint32_t id;          /* its number in the slab's ids[], for references */
 	struct page *released; /* stack of released pages, through page->next */
 	struct page pages[SLAB_CHUNK_PAGES]; /* [0, SLAB_HEADER_PAGES) unused: the header */
 };
@@ -129,6 +134,8 @@ struct slab {
 	int walking;      /* bucket being walked, or -1 */
 	struct page *cur; /* next page to visit in that bucket */
 	struct chunk *chunks; /* all chunks, through all_next */
+	struct chunk **ids;   /* chunks by number (slab_ref); [0] unused, NULL: free */
+	uint32_t n_ids;       /* entries of ids[] */
 	struct clist released_chunks;
 	struct clist vacant;
 	unsigned next_bucket;
@@ -249,17 +256,46 @@ chunk_relist(struct slab *s, struct chunk *c)
 	c->list = want;
 }
 
+/* A free number for a new chunk (growing ids[]), or 0 with errno ENOMEM. */
+static uint32_t
+chunk_id_take(struct slab *s)
+{
+	uint32_t id, n;
+	struct chunk **ids;
+
+	for (id = 1; id < s->n_ids; id++)
+		if (!s->ids[id])
+			return id;
+	if (s->n_ids >= SLAB_REF_CHUNKS) {
+		errno = ENOMEM;
+		return 0;
+	}
+	n = s->n_ids ? s->n_ids * 2 : 16;
+	if (n > SLAB_REF_CHUNKS)
+		n = SLAB_REF_CHUNKS;
+	if (!(ids = realloc(s->ids, n * sizeof(*ids))))
+		return 0;
+	memset(ids + s->n_ids, 0, (n - s->n_ids) * sizeof(*ids));
+	id = s->n_ids ? s->n_ids : 1;
+	s->ids = ids;
+	s->n_ids = n;
+	return id;
+}
+
 static struct chunk *
 chunk_map(struct slab *s)
 {
 	char *raw, *base;
 	size_t head;
 	struct chunk *c;
+	uint32_t id;
 
 	if (s->max_bytes && (s->n_chunks + 1) * SLAB_CHUNK_SIZE > s->max_bytes) {
 		errno = ENOMEM;
 		return NULL;
 	}
+	if (!(id = chunk_id_take(s)))
+		return NULL;
 	/* Map twice the size and trim, to get a chunk aligned to its size. */
 	raw = mmap(NULL, 2 * SLAB_CHUNK_SIZE, PROT_READ | PROT_WRITE,
 	    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
@@ -273,6 +309,8 @@ chunk_map(struct slab *s)
 
 	c = (struct chunk *)base;
 	c->slab = s;
+	c->id = id;
+	s->ids[id] = c;
 	c->all_prev = NULL;
 	c->all_next = s->chunks;
 	if (s->chunks)
@@ -313,6 +351,7 @@ chunk_unmap(struct slab *s, struct chunk *c)
 	s->n_chunks--;
 	s->chunks_unmapped++;
 	mapped_total -= SLAB_CHUNK_SIZE;
+	s->ids[c->id] = NULL;
 	munmap(c, SLAB_CHUNK_SIZE);
 }
 
@@ -403,8 +442,32 @@ slab_destroy(struct slab *s)
 		mapped_total -= SLAB_CHUNK_SIZE;
 		munmap(c, SLAB_CHUNK_SIZE);
 	}
+	free(s->ids);
 	free(s);
 	return NULL;
+}
+
+uint32_t
+slab_ref(const struct slab *s, const void *obj)
+{
+	const struct chunk *c;
+
+	if (!obj)
+		return 0;
+	c = chunk_of(obj);
+	assert(c->slab == s && s->ids[c->id] == c);
+	assert((((uintptr_t)obj - (uintptr_t)c) & 7) == 0);
+	(void)s;
+	return c->id << SLAB_REF_SLOT_BITS | (uint32_t)(((uintptr_t)obj - (uintptr_t)c) >> 3);
+}
+
+void *
+slab_deref(const struct slab *s, uint32_t ref)
+{
+	if (!ref)
+		return NULL;
+	assert(ref >> SLAB_REF_SLOT_BITS < s->n_ids && s->ids[ref >> SLAB_REF_SLOT_BITS]);
+	return (char *)s->ids[ref >> SLAB_REF_SLOT_BITS] + ((size_t)(ref & ((1u << SLAB_REF_SLOT_BITS) - 1)) << 3);
 }
 
 void *
@@ -695,9 +758,15 @@ slab_verify(const struct slab *s, uint64_t *ret_hidden_free)
 	uint64_t counts[4] = { 0 }, live = 0, hidden = 0, n, total;
 	uint64_t vacant = 0;
 
+	uint64_t numbered = 0;
+
+	for (uint32_t id = 1; id < s->n_ids; id++)
+		numbered += s->ids[id] != NULL;
+	if (numbered != s->n_chunks)
+		return -EUCLEAN;
 	for (const struct chunk *c = s->chunks; c; c = c->all_next) {
 		unsigned released = 0;
-		if (c->slab != s)
+		if (c->slab != s || c->id == 0 || c->id >= s->n_ids || s->ids[c->id] != c)
 			return -EUCLEAN;
 		for (size_t i = SLAB_HEADER_PAGES; i < SLAB_CHUNK_PAGES; i++) {
 			const struct page *p = &c->pages[i];

@@ -62,6 +62,19 @@ void *slab_alloc(struct slab *s);
 void slab_free(struct slab *s, void *obj);
 
 /*
+ * References: an object as 32 bits, for structures that hold many links (trie
+ * nodes). A reference is the object's chunk, numbered within its slab
+ * (SLAB_REF_CHUNK_BITS), and its 8-byte slot in the chunk; 0 is NULL (no object
+ * starts a chunk: its header does). Valid while the object is allocated. A slab
+ * maps at most 2^SLAB_REF_CHUNK_BITS - 1 chunks (almost 32 GiB) at once.
+ *
+ * slab_ref - the reference of obj (NULL: 0). slab_deref - its object (0: NULL).
+ */
+#define SLAB_REF_CHUNK_BITS 14
+uint32_t slab_ref(const struct slab *s, const void *obj);
+void *slab_deref(const struct slab *s, uint32_t ref);
+
+/*
  * slab_cleanup - one bounded step of tidying: recently freed objects held for
  * quick reuse go back to their pages, pages that got frees while full move
  * to the partial list, empty pages beyond a small reserve go back to the system,

@@ -14,7 +14,12 @@
  * or lookup then visits a handful of nodes below its /16 instead of twenty-odd
  * from the root: in a table far larger than the CPU's caches each visit is a
  * cache miss, and they were most of fibd's own time (perf, 500k routes). The
- * array costs 512 KiB per IPv4 table.
+ * array costs 256 KiB per IPv4 table.
+ *
+ * Links between nodes, and from a node to its routes, are 32-bit slab
+ * references (slab_ref), not pointers: a full table has about 1.7 nodes per
+ * prefix, and a node of 17 bytes (IPv4) or 29 (IPv6) fits a slot of 24 or 32
+ * where pointers needed 32 or 48.
  *
  * Ordered walks are pre-order (a prefix before its more-specifics, child 0 before
  * child 1), which is address order then length, as `ip route` sorts. For IPv4 the
@@ -32,8 +37,8 @@
 
 /* A node's prefix is 4 bytes in IPv4 tables and 16 in IPv6 ones: two slabs. */
 struct tnode {
-	struct tnode *child[2];
-	struct route *routes;
+	uint32_t child[2]; /* in the node slab of the table's family */
+	uint32_t routes;   /* in route_slab: the first of the prefix's routes */
 	uint8_t plen;
 	uint8_t prefix[]; /* bits past plen are zero */
 };
@@ -129,6 +134,24 @@ node_slab(const struct rtable *t)
 	return t->family == PS_FAM_V4 ? node_slab4 : node_slab6;
 }
 
+static struct tnode *
+nd(const struct slab *ns, uint32_t ref)
+{
+	return slab_deref(ns, ref);
+}
+
+static struct route *
+routes_of(const struct tnode *n)
+{
+	return slab_deref(route_slab, n->routes);
+}
+
+static uint32_t
+route_ref(const struct route *r)
+{
+	return slab_ref(route_slab, r);
+}
+
 static unsigned
 stride_index(const uint8_t *a)
 {
@@ -136,7 +159,7 @@ stride_index(const uint8_t *a)
 }
 
 /* The trie a prefix lives in: its /16's for IPv4 prefixes of 16 bits or more. */
-static struct tnode **
+static uint32_t *
 root_link(struct rtable *t, const union ps_addr *prefix, unsigned plen)
 {
 	if (t->stride && plen >= STRIDE_BITS)
@@ -182,8 +205,8 @@ node_new(struct rtable *t, const union ps_addr *prefix, unsigned plen)
 
 	if (!n)
 		return NULL;
-	n->child[0] = n->child[1] = NULL;
-	n->routes = NULL;
+	n->child[0] = n->child[1] = 0;
+	n->routes = 0;
 	masked(n->prefix, prefix, plen, alen_of(t));
 	n->plen = (uint8_t)plen;
 	t->n_nodes++;
@@ -193,14 +216,15 @@ node_new(struct rtable *t, const union ps_addr *prefix, unsigned plen)
 static struct tnode *
 node_find(struct rtable *t, const union ps_addr *prefix, unsigned plen)
 {
-	struct tnode *n = *root_link(t, prefix, plen);
+	const struct slab *ns = node_slab(t);
+	struct tnode *n = nd(ns, *root_link(t, prefix, plen));
 
 	while (n) {
 		if (n->plen > plen || common_bits(n->prefix, prefix->b, n->plen) < n->plen)
 			return NULL;
 		if (n->plen == plen)
 			return n;
-		n = n->child[bit_at(prefix->b, n->plen)];
+		n = nd(ns, n->child[bit_at(prefix->b, n->plen)]);
 	}
 	return NULL;
 }
@@ -209,49 +233,53 @@ node_find(struct rtable *t, const union ps_addr *prefix, unsigned plen)
 static struct tnode *
 node_get(struct rtable *t, const union ps_addr *prefix, unsigned plen)
 {
-	struct tnode **link = root_link(t, prefix, plen);
+	struct slab *ns = node_slab(t);
+	uint32_t *link = root_link(t, prefix, plen);
 	struct tnode *n, *leaf, *glue;
 
-	while ((n = *link)) {
+	while ((n = nd(ns, *link))) {
 		unsigned common = common_bits(n->prefix, prefix->b, n->plen < plen ? n->plen : plen);
 		if (common < n->plen) {
 			/* prefix leaves n's path at bit `common`: a new node goes above n. */
 			if (common == plen) {
 				if (!(leaf = node_new(t, prefix, plen)))
 					return NULL;
-				leaf->child[bit_at(n->prefix, plen)] = n;
-				*link = leaf;
+				leaf->child[bit_at(n->prefix, plen)] = *link;
+				*link = slab_ref(ns, leaf);
 				return leaf;
 			}
 			if (!(glue = node_new(t, prefix, common)))
 				return NULL;
 			if (!(leaf = node_new(t, prefix, plen))) {
-				slab_free(node_slab(t), glue);
+				slab_free(ns, glue);
 				t->n_nodes--;
 				return NULL;
 			}
-			glue->child[bit_at(n->prefix, common)] = n;
-			glue->child[bit_at(prefix->b, common)] = leaf;
-			*link = glue;
+			glue->child[bit_at(n->prefix, common)] = *link;
+			glue->child[bit_at(prefix->b, common)] = slab_ref(ns, leaf);
+			*link = slab_ref(ns, glue);
 			return leaf;
 		}
 		if (n->plen == plen)
 			return n;
 		link = &n->child[bit_at(prefix->b, n->plen)];
 	}
-	return *link = node_new(t, prefix, plen);
+	if ((n = node_new(t, prefix, plen)))
+		*link = slab_ref(ns, n);
+	return n;
 }
 
 /* Remove a node that holds no routes, collapsing what is no longer needed. */
 static void
 node_prune(struct rtable *t, const union ps_addr *prefix, unsigned plen)
 {
-	struct tnode **path[130];
-	struct tnode **link = root_link(t, prefix, plen);
+	struct slab *ns = node_slab(t);
+	uint32_t *path[130];
+	uint32_t *link = root_link(t, prefix, plen);
 	unsigned depth = 0;
 	struct tnode *n;
 
-	while ((n = *link) && n->plen < plen) {
+	while ((n = nd(ns, *link)) && n->plen < plen) {
 		path[depth++] = link;
 		link = &n->child[bit_at(prefix->b, n->plen)];
 	}
@@ -260,11 +288,11 @@ node_prune(struct rtable *t, const union ps_addr *prefix, unsigned plen)
 	path[depth] = link;
 	/* Walk up: drop empty nodes, splice out nodes with one child. */
 	for (;;) {
-		n = *path[depth];
+		n = nd(ns, *path[depth]);
 		if (n->routes || (n->child[0] && n->child[1]))
 			break;
 		*path[depth] = n->child[0] ? n->child[0] : n->child[1];
-		slab_free(node_slab(t), n);
+		slab_free(ns, n);
 		t->n_nodes--;
 		if (depth == 0)
 			break;
@@ -280,7 +308,7 @@ table_lookup(struct rtable *t, const union ps_addr *prefix, uint8_t plen, uint8_
 
 	if (!n)
 		return NULL;
-	for (struct route *r = n->routes; r; r = r->next)
+	for (struct route *r = routes_of(n); r; r = r->next)
 		if (r->tos == tos && r->metric == metric)
 			return r;
 	return NULL;
@@ -295,7 +323,7 @@ table_insert(struct rtable *t, const union ps_addr *prefix, uint8_t plen, uint8_
 
 	if (!n)
 		return NULL;
-	for (r = n->routes; r; r = r->next)
+	for (r = routes_of(n); r; r = r->next)
 		if (r->tos == tos && r->metric == metric)
 			return r;
 	r = slab_alloc(route_slab);
@@ -310,8 +338,8 @@ table_insert(struct rtable *t, const union ps_addr *prefix, uint8_t plen, uint8_
 	r->tos = tos;
 	r->rt = t->idx;
 	r->owner = OWNER_NONE;
-	r->next = n->routes;
-	n->routes = r;
+	r->next = routes_of(n);
+	n->routes = route_ref(r);
 	t->n_routes++;
 	return r;
 }
@@ -321,15 +349,19 @@ table_release(struct route *r)
 {
 	struct rtable *t = tables[r->rt];
 	struct tnode *n = r->node;
-	struct route **link;
+	struct route *prev;
 	union ps_addr prefix;
 
 	if (r->owner != OWNER_NONE || r->want || r->have ||
 	    (r->flags & (R_QUEUED | R_INFLIGHT | R_STATUSQ | R_PARKED | R_PENDING)))
 		return false;
-	for (link = &n->routes; *link != r; link = &(*link)->next)
-		;
-	*link = r->next;
+	if ((prev = routes_of(n)) == r) {
+		n->routes = route_ref(r->next);
+	} else {
+		while (prev->next != r)
+			prev = prev->next;
+		prev->next = r->next;
+	}
 	t->n_routes--;
 	if (r->flags & R_FAILED)
 		t->n_failed--;
@@ -366,22 +398,22 @@ route_plen(const struct route *r)
 }
 
 static int
-walk_node(struct tnode *n, table_walk_cb cb, void *ctx)
+walk_node(const struct slab *ns, struct tnode *n, table_walk_cb cb, void *ctx)
 {
 	/* Recursion depth is bounded by the prefix length (at most 129 levels). */
 	while (n) {
 		int rc;
-		for (struct route *r = n->routes, *next; r; r = next) {
+		for (struct route *r = routes_of(n), *next; r; r = next) {
 			next = r->next;
 			if ((rc = cb(r, ctx)))
 				return rc;
 		}
 		if (n->child[0] && n->child[1]) {
-			if ((rc = walk_node(n->child[0], cb, ctx)))
+			if ((rc = walk_node(ns, nd(ns, n->child[0]), cb, ctx)))
 				return rc;
-			n = n->child[1];
+			n = nd(ns, n->child[1]);
 		} else {
-			n = n->child[0] ? n->child[0] : n->child[1];
+			n = nd(ns, n->child[0] ? n->child[0] : n->child[1]);
 		}
 	}
 	return 0;
@@ -389,12 +421,12 @@ walk_node(struct tnode *n, table_walk_cb cb, void *ctx)
 
 /* The first node at or below n that lies inside within/len, or NULL. */
 static struct tnode *
-descend_within(struct tnode *n, const union ps_addr *within, unsigned len)
+descend_within(const struct slab *ns, struct tnode *n, const union ps_addr *within, unsigned len)
 {
 	while (n && n->plen < len) {
 		if (common_bits(n->prefix, within->b, n->plen) < n->plen)
 			return NULL;
-		n = n->child[bit_at(within->b, n->plen)];
+		n = nd(ns, n->child[bit_at(within->b, n->plen)]);
 	}
 	if (!n || common_bits(n->prefix, within->b, len) < len)
 		return NULL;
@@ -421,7 +453,7 @@ flush_buckets(struct merge *m, unsigned upto)
 
 	for (; m->next_bucket < upto && m->next_bucket < m->end; m->next_bucket++)
 		if (m->t->stride[m->next_bucket] &&
-		    (rc = walk_node(m->t->stride[m->next_bucket], m->cb, m->ctx)))
+		    (rc = walk_node(node_slab4, nd(node_slab4, m->t->stride[m->next_bucket]), m->cb, m->ctx)))
 			return rc;
 	return 0;
 }
@@ -442,25 +474,26 @@ table_walk(struct rtable *t, const union ps_addr *within, uint8_t within_len, ta
     void *ctx)
 {
 	struct merge m = { t, 0, STRIDE_SIZE, cb, ctx };
+	const struct slab *ns = node_slab(t);
 	struct tnode *n;
 	int rc;
 
 	if (!t->stride)
-		return (n = within ? descend_within(t->root, within, within_len) : t->root)
-		    ? walk_node(n, cb, ctx)
+		return (n = within ? descend_within(ns, nd(ns, t->root), within, within_len) : nd(ns, t->root))
+		    ? walk_node(ns, n, cb, ctx)
 		    : 0;
 	if (within && within_len >= STRIDE_BITS)
-		return (n = descend_within(t->stride[stride_index(within->b)], within, within_len))
-		    ? walk_node(n, cb, ctx)
+		return (n = descend_within(ns, nd(ns, t->stride[stride_index(within->b)]), within, within_len))
+		    ? walk_node(ns, n, cb, ctx)
 		    : 0;
 	if (within) {
 		m.next_bucket = stride_index(within->b);
 		m.end = m.next_bucket + (1u << (STRIDE_BITS - within_len));
-		n = descend_within(t->root, within, within_len);
+		n = descend_within(ns, nd(ns, t->root), within, within_len);
 	} else {
-		n = t->root;
+		n = nd(ns, t->root);
 	}
-	if (n && (rc = walk_node(n, merge_cb, &m)))
+	if (n && (rc = walk_node(ns, n, merge_cb, &m)))
 		return rc;
 	return flush_buckets(&m, m.end);
 }
@@ -474,7 +507,8 @@ table_walk(struct rtable *t, const union ps_addr *within, uint8_t within_len, ta
  * path's length plus what is walked.
  */
 static int
-walk_after(struct tnode *n, const uint8_t *after, unsigned klen, table_walk_cb cb, void *ctx)
+walk_after(const struct slab *ns, struct tnode *n, const uint8_t *after, unsigned klen, table_walk_cb cb,
+    void *ctx)
 {
 	int rc;
 
@@ -482,22 +516,22 @@ walk_after(struct tnode *n, const uint8_t *after, unsigned klen, table_walk_cb c
 		unsigned c = common_bits(n->prefix, after, n->plen < klen ? n->plen : klen);
 		if (c < (n->plen < klen ? n->plen : klen))
 			/* They differ at bit c: n's side decides for its whole subtree. */
-			return bit_at(n->prefix, c) ? walk_node(n, cb, ctx) : 0;
+			return bit_at(n->prefix, c) ? walk_node(ns, n, cb, ctx) : 0;
 		if (n->plen > klen)
-			return walk_node(n, cb, ctx); /* an extension of K: after it */
+			return walk_node(ns, n, cb, ctx); /* an extension of K: after it */
 		/* n is K or a prefix of K: not after it; its children may hold later keys. */
 		if (n->plen == klen) {
 			/* n is K: all below it are extensions of K, after it. */
-			if (n->child[0] && (rc = walk_node(n->child[0], cb, ctx)))
+			if (n->child[0] && (rc = walk_node(ns, nd(ns, n->child[0]), cb, ctx)))
 				return rc;
-			return n->child[1] ? walk_node(n->child[1], cb, ctx) : 0;
+			return n->child[1] ? walk_node(ns, nd(ns, n->child[1]), cb, ctx) : 0;
 		}
 		if (bit_at(after, n->plen)) {
-			n = n->child[1]; /* everything under child 0 sorts before K */
+			n = nd(ns, n->child[1]); /* everything under child 0 sorts before K */
 		} else {
-			if (n->child[0] && (rc = walk_after(n->child[0], after, klen, cb, ctx)))
+			if (n->child[0] && (rc = walk_after(ns, nd(ns, n->child[0]), after, klen, cb, ctx)))
 				return rc;
-			return n->child[1] ? walk_node(n->child[1], cb, ctx) : 0;
+			return n->child[1] ? walk_node(ns, nd(ns, n->child[1]), cb, ctx) : 0;
 		}
 	}
 	return 0;
@@ -508,26 +542,27 @@ table_walk_after(struct rtable *t, const union ps_addr *after, uint8_t after_len
     void *ctx)
 {
 	struct merge m = { t, 0, STRIDE_SIZE, cb, ctx };
+	const struct slab *ns = node_slab(t);
 	int rc;
 
 	if (!after)
 		return table_walk(t, NULL, 0, cb, ctx);
 	if (!t->stride)
-		return walk_after(t->root, after->b, after_len, cb, ctx);
+		return walk_after(ns, nd(ns, t->root), after->b, after_len, cb, ctx);
 	/* Subtries before K's /16 sort before it; K's own is resumed inside. */
 	m.next_bucket = stride_index(after->b);
 	if (after_len >= STRIDE_BITS) {
-		if ((rc = walk_after(t->stride[m.next_bucket], after->b, after_len, cb, ctx)))
+		if ((rc = walk_after(ns, nd(ns, t->stride[m.next_bucket]), after->b, after_len, cb, ctx)))
 			return rc;
 		m.next_bucket++;
 	}
-	if ((rc = walk_after(t->root, after->b, after_len, merge_cb, &m)))
+	if ((rc = walk_after(ns, nd(ns, t->root), after->b, after_len, merge_cb, &m)))
 		return rc;
 	return flush_buckets(&m, m.end);
 }
 
 static struct tnode *
-longest_in(struct tnode *n, const union ps_addr *addr, unsigned len)
+longest_in(const struct slab *ns, struct tnode *n, const union ps_addr *addr, unsigned len)
 {
 	struct tnode *best = NULL;
 
@@ -536,7 +571,7 @@ longest_in(struct tnode *n, const union ps_addr *addr, unsigned len)
 			best = n;
 		if (n->plen == len)
 			break;
-		n = n->child[bit_at(addr->b, n->plen)];
+		n = nd(ns, n->child[bit_at(addr->b, n->plen)]);
 	}
 	return best;
 }
@@ -544,13 +579,14 @@ longest_in(struct tnode *n, const union ps_addr *addr, unsigned len)
 struct route *
 table_longest(struct rtable *t, const union ps_addr *addr, uint8_t len)
 {
+	const struct slab *ns = node_slab(t);
 	struct tnode *best = NULL;
 
 	if (t->stride && len >= STRIDE_BITS)
-		best = longest_in(t->stride[stride_index(addr->b)], addr, len);
+		best = longest_in(ns, nd(ns, t->stride[stride_index(addr->b)]), addr, len);
 	if (!best)
-		best = longest_in(t->root, addr, len);
-	return best ? best->routes : NULL;
+		best = longest_in(ns, nd(ns, t->root), addr, len);
+	return best ? routes_of(best) : NULL;
 }
 
 void

@@ -80,8 +80,9 @@ struct rtable {
 	uint8_t churn_discards; /* IPv6: dumps in a row discarded because others changed it */
 	bool dump_unsure;       /* IPv6: its last dump used was taken while others changed it */
 	bool claims_in;         /* every client that fed it before fibd started has fed it again */
-	struct tnode *root;    /* IPv6: every prefix; IPv4: prefixes shorter than /16 */
-	struct tnode **stride; /* IPv4: one subtrie per /16, for prefixes of /16 and longer */
+	/* Tries, as references into the family's node slab (table.c): */
+	uint32_t root;         /* IPv6: every prefix; IPv4: prefixes shorter than /16 */
+	uint32_t *stride;      /* IPv4: one subtrie per /16, for prefixes of /16 and longer */
 	uint64_t n_routes;    /* route entries */
 	uint64_t n_desired;   /* want != NULL */
 	uint64_t n_pending;   /* queued or in flight to the kernel */

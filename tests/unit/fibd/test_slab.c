@@ -456,6 +456,47 @@ test_limit(void **state)
 	slab_destroy(s);
 }
 
+/*
+ * References: 0 for NULL, non-zero and distinct for live objects in several
+ * chunks, each giving its object back; after chunks are unmapped, new ones
+ * reuse the numbers and references still round-trip.
+ */
+static void
+test_refs(void **state)
+{
+	enum { N = 5000 }; /* 1 KiB objects: about 2,000 a chunk, so three chunks */
+	struct slab *s = slab_new(1024, "t", 0);
+	static void *objs[N];
+	static uint32_t refs[N];
+	(void)state;
+
+	assert_non_null(s);
+	assert_int_equal(slab_ref(s, NULL), 0);
+	assert_null(slab_deref(s, 0));
+	for (int round = 0; round < 2; round++) {
+		for (unsigned i = 0; i < N; i++) {
+			assert_non_null(objs[i] = slab_alloc(s));
+			memset(objs[i], (int)(i & 0xff), 1024);
+			refs[i] = slab_ref(s, objs[i]);
+			assert_int_not_equal(refs[i], 0);
+		}
+		assert_true(stats(s).chunks >= 3);
+		for (unsigned i = 0; i < N; i++) {
+			unsigned char *p = slab_deref(s, refs[i]);
+			assert_ptr_equal(p, objs[i]);
+			assert_int_equal(p[1023], i & 0xff);
+			if (i)
+				assert_int_not_equal(refs[i], refs[i - 1]);
+		}
+		for (unsigned i = 0; i < N; i++)
+			slab_free(s, objs[i]);
+		cleanup_all(s, NULL);
+		/* (a chunk stays: the empty-page and vacant reserves) */
+		assert_true(stats(s).chunks_unmapped >= (uint64_t)round + 1);
+	}
+	slab_destroy(s);
+}
+
 #ifndef NDEBUG
 static void *
 alloc_from_other_thread(void *arg)
@@ -509,6 +550,7 @@ main(void)
 		cmocka_unit_test(test_ping_pong_at_page_boundary),
 		cmocka_unit_test(test_churn_reuses_slots_without_cleanup),
 		cmocka_unit_test(test_limit),
+		cmocka_unit_test(test_refs),
 		cmocka_unit_test(test_owner_thread_asserted),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
