@@ -215,9 +215,9 @@ for f in fibd fibd46 bgp frr; do
 	[ -f "$W/$f.pending" ] || : >"$W/$f.pending"
 done
 
-python3 - "$W" "$feed_s" "$STARTUP" "$feed_cpu" "$replay_cpu" <<'PY'
+python3 - "$W" "$feed_s" "$feed_cpu" "$replay_cpu" <<'PY'
 import json, sys
-w, feed_s, startup, feed_cpu, replay_cpu = sys.argv[1], sys.argv[2], float(sys.argv[3]), sys.argv[4], sys.argv[5]
+w, feed_s, feed_cpu, replay_cpu = sys.argv[1:5]
 replay = json.load(open(f"{w}/replay.json"))
 names = ("kernel", "fibd", "fibd46", "bgp", "frr")
 heads = ("kernel k4/k6", "fibd f1", "fibd f4/f6", "BGP to fibd", "BGP to zebra")
