@@ -13,7 +13,7 @@ import sys
 
 LAYERS = [
     ("base", "data types and utilities every layer uses",
-     ["log", "conf", "slab", "rattr", "table", "health", "state", "format", "privs"]),
+     ["log", "conf", "slab", "slab_verify", "rattr", "table", "health", "state", "format", "privs"]),
     ("codec", "kernel route messages to keys and attributes and back, BGP messages; no sockets",
      ["kmsg", "bgp_msg"]),
     ("kernel I/O", "the writer, the dump socket, the monitor; they report through hooks",

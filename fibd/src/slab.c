@@ -52,6 +52,8 @@
  *
  * Single-threaded by design (fibd has one loop); debug builds assert that every
  * call comes from the thread that made the slab.
+ *
+ * The layout is in slab-internal.h; slab_verify (for tests) in slab_verify.c.
  */
 #include <assert.h>
 #include <errno.h>
@@ -62,101 +64,9 @@
 #include <sys/mman.h>
 #include <time.h>
 
-#include "slab.h"
-
-#define SLAB_PAGE_SHIFT 12
-#define SLAB_PAGE_SIZE (1u << SLAB_PAGE_SHIFT)
-#define SLAB_CHUNK_SHIFT 21
-#define SLAB_CHUNK_SIZE ((size_t)1 << SLAB_CHUNK_SHIFT)
-#define SLAB_CHUNK_PAGES (SLAB_CHUNK_SIZE / SLAB_PAGE_SIZE)
-#define SLAB_HEADER_PAGES ((sizeof(struct chunk) + SLAB_PAGE_SIZE - 1) / SLAB_PAGE_SIZE)
-#define SLAB_OBJ_PAGES (SLAB_CHUNK_PAGES - SLAB_HEADER_PAGES)
-#define SLAB_CLEANUP_NS 500000
-#define SLAB_BUCKETS 4096
-#define SLAB_EMPTY_RESERVE 4
-#define SLAB_VACANT_RESERVE 1
-#define SLAB_MAG_SIZE 64
-#define SLAB_REF_SLOT_BITS (SLAB_CHUNK_SHIFT - 3)
-#define SLAB_REF_CHUNKS (1u << SLAB_REF_CHUNK_BITS)
-
-_Static_assert(SLAB_REF_CHUNK_BITS + SLAB_REF_SLOT_BITS == 32, "a reference is 32 bits");
-
-enum page_state { PG_RELEASED, PG_EMPTY, PG_PARTIAL, PG_FULL };
-enum chunk_list { CL_NONE, CL_RELEASED, CL_VACANT };
-
-struct page {
-	struct page *next;
-	struct page *prev;
-	void *free;      /* freed slots, linked through their first word */
-	uint16_t bump;   /* slots [bump, capacity) unused since the page was made */
-	uint16_t used;
-	uint16_t bucket;
-	uint8_t state;
-};
-
-struct plist {
-	struct page *head;
-	struct page *tail;
-};
-
-struct chunk {
-	struct slab *slab;
-	struct chunk *all_next;
-	struct chunk *all_prev;
-	struct chunk *l_next; /* on the slab's released-chunks or vacant list */
-	struct chunk *l_prev;
-	uint8_t list;         /* enum chunk_list */
-	uint16_t n_released;
-	uint32_t id;          /* its number in the slab's ids[], for references */
-	struct page *released; /* stack of released pages, through page->next */
-	struct page pages[SLAB_CHUNK_PAGES]; /* [0, SLAB_HEADER_PAGES) unused: the header */
-};
-
-_Static_assert(sizeof(struct chunk) <= 8 * SLAB_PAGE_SIZE, "chunk header is a few pages");
-_Static_assert(sizeof(struct page) == 32, "page head size is part of the metadata budget");
-
-struct clist {
-	struct chunk *head;
-	struct chunk *tail;
-};
-
-struct slab {
-	const char *name;
-	size_t obj_size;
-	unsigned per_page;
-	size_t max_bytes;
-	struct plist partial;
-	struct plist empty;
-	struct plist full[SLAB_BUCKETS];
-	uint64_t dirty[SLAB_BUCKETS / 64];
-	unsigned n_dirty;
-	unsigned cursor;  /* next bucket to look at for a dirty bit */
-	int walking;      /* bucket being walked, or -1 */
-	struct page *cur; /* next page to visit in that bucket */
-	struct chunk *chunks; /* all chunks, through all_next */
-	struct chunk **ids;   /* chunks by number (slab_ref); [0] unused, NULL: free */
-	uint32_t n_ids;       /* entries of ids[] */
-	struct clist released_chunks;
-	struct clist vacant;
-	unsigned next_bucket;
-	unsigned n_mag;
-	void *mag[SLAB_MAG_SIZE];
-	/* live counts objects the user holds; magazine objects are not live */
-	uint64_t n_vacant, n_empty, n_partial, n_full, n_released, n_chunks, live;
-	uint64_t cleanup_calls, cleanup_visits, cleanup_visits_max;
-	uint64_t pages_returned, chunks_unmapped, alloc_failures;
-#ifndef NDEBUG
-	pthread_t owner;
-#endif
-};
+#include "slab-internal.h"
 
 static uint64_t mapped_total;
-
-#ifndef NDEBUG
-#define ASSERT_OWNER(s) assert(pthread_equal((s)->owner, pthread_self()))
-#else
-#define ASSERT_OWNER(s) ((void)0)
-#endif
 
 /* ---- lists ---- */
 
@@ -210,23 +120,6 @@ clist_unlink(struct clist *l, struct chunk *c)
 	else
 		l->tail = c->l_prev;
 	c->l_next = c->l_prev = NULL;
-}
-
-/* ---- addressing ---- */
-
-static struct chunk *
-chunk_of(const void *p)
-{
-	return (struct chunk *)((uintptr_t)p & ~(uintptr_t)(SLAB_CHUNK_SIZE - 1));
-}
-
-static char *
-page_base(const struct page *p)
-{
-	uintptr_t c = (uintptr_t)chunk_of(p);
-	size_t index = ((uintptr_t)p - c - offsetof(struct chunk, pages)) / sizeof(struct page);
-
-	return (char *)(c + index * SLAB_PAGE_SIZE);
 }
 
 /* ---- chunks ---- */
@@ -713,123 +606,4 @@ uint64_t
 slab_mapped_total(void)
 {
 	return mapped_total;
-}
-
-/* ---- verification (tests) ---- */
-
-static bool
-in_list(const struct plist *l, const struct page *p, uint64_t *count)
-{
-	bool found = false;
-	uint64_t n = 0;
-
-	for (const struct page *q = l->head; q; q = q->next) {
-		if (q == p)
-			found = true;
-		if (!q->next && q != l->tail)
-			return false;
-		n++;
-	}
-	if (count)
-		*count = n;
-	return found || !p;
-}
-
-/* The slots a page can still hand out, counted from its free list and bump index. */
-static int
-free_slots(const struct slab *s, const struct page *p, unsigned *ret)
-{
-	unsigned n = s->per_page - p->bump;
-	const char *base = page_base(p);
-
-	for (void *f = p->free; f; f = *(void **)f) {
-		if ((const char *)f < base || (const char *)f >= base + (size_t)p->bump * s->obj_size)
-			return -1;
-		if (++n > s->per_page)
-			return -1;
-	}
-	*ret = n;
-	return 0;
-}
-
-int
-slab_verify(const struct slab *s, uint64_t *ret_hidden_free)
-{
-	uint64_t counts[4] = { 0 }, live = 0, hidden = 0, n, total;
-	uint64_t vacant = 0;
-
-	uint64_t numbered = 0;
-
-	for (uint32_t id = 1; id < s->n_ids; id++)
-		numbered += s->ids[id] != NULL;
-	if (numbered != s->n_chunks)
-		return -EUCLEAN;
-	for (const struct chunk *c = s->chunks; c; c = c->all_next) {
-		unsigned released = 0;
-		if (c->slab != s || c->id == 0 || c->id >= s->n_ids || s->ids[c->id] != c)
-			return -EUCLEAN;
-		for (size_t i = SLAB_HEADER_PAGES; i < SLAB_CHUNK_PAGES; i++) {
-			const struct page *p = &c->pages[i];
-			unsigned fs;
-			if (p->state > PG_FULL)
-				return -EUCLEAN;
-			counts[p->state]++;
-			if (p->state == PG_RELEASED) {
-				released++;
-				if (p->used)
-					return -EUCLEAN;
-				continue;
-			}
-			if (free_slots(s, p, &fs) < 0 || fs != s->per_page - p->used)
-				return -EUCLEAN;
-			live += p->used;
-			switch (p->state) {
-			case PG_EMPTY:
-				if (p->used || !in_list(&s->empty, p, NULL))
-					return -EUCLEAN;
-				break;
-			case PG_PARTIAL:
-				if (!p->used || p->used >= s->per_page ||
-				    !in_list(&s->partial, p, NULL))
-					return -EUCLEAN;
-				break;
-			case PG_FULL:
-				if (!in_list(&s->full[p->bucket], p, NULL))
-					return -EUCLEAN;
-				if (p->used < s->per_page) {
-					/* Seen by cleanup later: a dirty bucket, or ahead in the walk. */
-					bool dirty = s->dirty[p->bucket / 64] & (1ull << (p->bucket % 64));
-					bool ahead = false;
-					if (s->walking == p->bucket)
-						for (const struct page *q = s->cur; q; q = q->next)
-							ahead |= q == p;
-					if (!dirty && !ahead)
-						return -EUCLEAN;
-					hidden++;
-				}
-				break;
-			}
-		}
-		if (released != c->n_released)
-			return -EUCLEAN;
-		vacant += released == SLAB_OBJ_PAGES;
-	}
-	if (live != s->live + s->n_mag || counts[PG_RELEASED] != s->n_released ||
-	    counts[PG_EMPTY] != s->n_empty || counts[PG_PARTIAL] != s->n_partial ||
-	    counts[PG_FULL] != s->n_full || vacant != s->n_vacant)
-		return -EUCLEAN;
-	total = 0;
-	for (unsigned b = 0; b < SLAB_BUCKETS; b++) {
-		if (!in_list(&s->full[b], NULL, &n))
-			return -EUCLEAN;
-		total += n;
-	}
-	if (total != s->n_full)
-		return -EUCLEAN;
-	if (!in_list(&s->partial, NULL, &n) || n != s->n_partial ||
-	    !in_list(&s->empty, NULL, &n) || n != s->n_empty)
-		return -EUCLEAN;
-	if (ret_hidden_free)
-		*ret_hidden_free = hidden;
-	return 0;
 }
