@@ -38,10 +38,15 @@ _source_start() { # VAR NAME: start the BIRD of $W/NAME-source.conf, its PID in 
 	start_bird "$1" "$A" "$W/$2-source.conf"
 }
 
-# Peers that originate one path per prefix get the second path of the ADD-PATH
-# prefix from a source BIRD: they need the BIRD build.
-_source_available() {
-	[ -x "${BIRD_DIR:-}/bird" ] && [ -x "${BIRD_DIR:-}/birdc" ]
+# Peers that originate one path per prefix get the second paths of the ADD-PATH
+# prefix ($W/ecmp-alt) from a source BIRD (so their P_addpath is bird_built).
+# _second_paths_source VAR NAME SESSION: start it once (its PID in VAR),
+# announcing nothing else over SESSION.
+_second_paths_source() {
+	[ -s "$W/ecmp-alt" ] && [ -z "${!1:-}" ] || return 0
+	: >"$W/$2-source.routes"
+	_source_conf "$2" "$W/$2-source.routes" "$3"
+	_source_start "$1" "$2"
 }
 
 _wait_second_paths() { # CHECK: until CHECK PREFIX 2 holds for each prefix of $W/ecmp-alt
@@ -268,11 +273,6 @@ sys.exit(0 if json.load(sys.stdin).get("tableVersion", 0) >= int(sys.argv[1]) el
 ' "$2"
 }
 
-# bgpd sends End-of-RIB as soon as its queue to the peer is empty, even while
-# its own network statements still wait for best-path selection: after a
-# restart, the marker would come before the routes and the receiver prune
-# them. So it starts with the session shut down and opens it once its table is
-# in (an operator starting FRR with a large static table meets the same race).
 _frr_paths() { # PREFIX N: bgpd holds N paths of PREFIX
 	local fam=ipv4
 	[ "${1#*:}" != "$1" ] && fam=ipv6
@@ -282,6 +282,11 @@ sys.exit(0 if len(json.load(sys.stdin).get("paths", [])) >= int(sys.argv[1]) els
 ' "$2"
 }
 
+# bgpd sends End-of-RIB as soon as its queue to the peer is empty, even while
+# its own network statements still wait for best-path selection: after a
+# restart, the marker would come before the routes and the receiver prune
+# them. So it starts with the session shut down and opens it once its table is
+# in (an operator starting FRR with a large static table meets the same race).
 frr_start() {
 	frr_conf_for "$1" >"$W/frr.conf"
 	cp "$1" "$W/frr.routes"
@@ -290,11 +295,8 @@ frr_start() {
 	# scratch directory is root's.
 	start_bg PEER_PID ip netns exec "$A" /usr/lib/frr/bgpd -Z -S -l 127.0.0.2 -p 2179 -P 0 \
 		-f "$W/frr.conf" -i "$W/frr.pid" --vty_socket "$W" >>"$W/frr.out" 2>&1
-	if [ -s "$W/ecmp-alt" ] && [ -z "${FRR_SOURCE_PID:-}" ]; then
-		: >"$W/frr-source.routes"
-		_source_conf frr "$W/frr-source.routes" "local 127.0.0.5 as 65100; neighbor 127.0.0.2 port 2179 as $PEER_AS;"
-		_source_start FRR_SOURCE_PID frr || return 1
-	fi
+	_second_paths_source FRR_SOURCE_PID frr \
+		"local 127.0.0.5 as 65100; neighbor 127.0.0.2 port 2179 as $PEER_AS;" || return 1
 	wait_until 120 _frr_loaded 4 "$(_routes_of 4 "$1")" && wait_until 120 _frr_loaded 6 "$(_routes_of 6 "$1")" &&
 		_wait_second_paths _frr_paths || return 1
 	_frr_vtysh -c "configure terminal" -c "router bgp $PEER_AS" -c "no neighbor 127.0.0.1 shutdown"
@@ -338,7 +340,7 @@ frr_stop_notifies() { # SIGTERM closes the connection, with or without graceful 
 }
 
 frr_addpath() { # its own path and its source BIRD's
-	_source_available
+	bird_built
 }
 
 frr_version() {
@@ -429,13 +431,9 @@ openbgpd_start() {
 	wait_until 60 _openbgpd_ctl show summary >/dev/null || return 1
 	cp "$1" "$W/bgpd.routes"
 	_openbgpd_bulk add "$1"
-	if [ -s "$W/ecmp-alt" ] && [ -z "${OPENBGPD_SOURCE_PID:-}" ]; then
-		# (its listening socket on its own address: bgpd listens on port 179 too)
-		: >"$W/openbgpd-source.routes"
-		_source_conf openbgpd "$W/openbgpd-source.routes" \
-			"local 127.0.0.5 as 65100; neighbor 127.0.0.2 as $PEER_AS; strict bind yes;"
-		_source_start OPENBGPD_SOURCE_PID openbgpd || return 1
-	fi
+	# (the source's listening socket on its own address: bgpd listens on port 179 too)
+	_second_paths_source OPENBGPD_SOURCE_PID openbgpd \
+		"local 127.0.0.5 as 65100; neighbor 127.0.0.2 as $PEER_AS; strict bind yes;" || return 1
 	wait_until 120 _openbgpd_loaded "$1" && _wait_second_paths _openbgpd_paths || return 1
 	_openbgpd_ctl neighbor 127.0.0.1 up >/dev/null
 }
@@ -463,7 +461,7 @@ openbgpd_stop_notifies() {
 }
 
 openbgpd_addpath() { # its own path and its source BIRD's
-	_source_available
+	bird_built
 }
 
 openbgpd_version() {

@@ -246,8 +246,13 @@ BIRD_DIR=${BIRD_DIR:-$(dirname "$_lib_dir")/build/bird}
 
 # require_bird: skip without the patched BIRD, unless BIRD_REQUIRED=1 (the
 # README's test command sets it: there a missing BIRD is a failure).
+# bird_built: the patched BIRD is there (BIRD_DIR).
+bird_built() {
+	[ -x "${BIRD_DIR:-}/bird" ] && [ -x "${BIRD_DIR:-}/birdc" ]
+}
+
 require_bird() {
-	[ -x "$BIRD_DIR/bird" ] && [ -x "$BIRD_DIR/birdc" ] && return 0
+	bird_built && return 0
 	if [ "${BIRD_REQUIRED:-0}" = 1 ]; then
 		echo "1..1"
 		echo "not ok 1 - patched BIRD not found in $BIRD_DIR (bird-glue/build.sh)"
