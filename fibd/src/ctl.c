@@ -63,7 +63,7 @@ parse_table(const char *s, uint32_t *ret, char *err, size_t errlen)
 
 /*
  * Attributes fibd can show: not the marker of a route adopted from the kernel
- * whose attributes it could not read (sync.c), which has no type.
+ * whose attributes it could not read (rattr_unknown), which has no type.
  */
 static bool
 attrs_known(const struct rattr *a)
@@ -88,12 +88,12 @@ route_state(const struct route *r)
 	if (r->flags & R_WAITING)
 		return "waiting";
 	if (r->flags & (R_QUEUED | R_INFLIGHT))
-		return r->want ? "pending" : "withdrawing";
-	if (r->want && rattr_fulfils(r->have, r->want))
+		return route_want(r) ? "pending" : "withdrawing";
+	if (route_want(r) && rattr_fulfils(route_have(r), route_want(r)))
 		return "installed";
-	if (!r->want && r->have)
+	if (!route_want(r) && route_have(r))
 		return r->owner == OWNER_NONE ? "adopted" : "installed";
-	return r->want ? "not installed" : "gone";
+	return route_want(r) ? "not installed" : "gone";
 }
 
 /* One route: what its client wants, what the kernel has, and why not, if it failed. */
@@ -120,26 +120,26 @@ show_one(struct route *r, void *ctx)
 		tprintf(t, ",\"client\":");
 		json_str_or_null(t, owner);
 		tprintf(t, ",\"desired\":");
-		put_attrs_json(t, r->want);
+		put_attrs_json(t, route_want(r));
 		tprintf(t, ",\"kernel\":");
-		if (attrs_known(r->have))
-			put_attrs_json(t, r->have);
+		if (attrs_known(route_have(r)))
+			put_attrs_json(t, route_have(r));
 		else
-			tprintf(t, r->have ? "\"(adopted, not read)\"" : "null");
+			tprintf(t, route_have(r) ? "\"(adopted, not read)\"" : "null");
 		tprintf(t, ",\"state\":\"%s\",\"errno\":%u,\"error\":", state, r->err);
 		put_error_json(t, r->err, ktext);
 		tprintf(t, sh->plain ? "}\n" : "}");
 	} else {
-		put_route(t, rt->family, &p, route_plen(r), r->want, rt->id, r->metric, r->tos);
+		put_route(t, rt->family, &p, route_plen(r), route_want(r), rt->id, r->metric, r->tos);
 		if (sh->plain) {
 			tprintf(t, "\n");
 			sh->n++;
 			return 0;
 		}
 		tprintf(t, "  # %s, client %s", state, owner ? owner : "(none)");
-		if (!rattr_fulfils(r->have, r->want) && attrs_known(r->have)) {
+		if (!rattr_fulfils(route_have(r), route_want(r)) && attrs_known(route_have(r))) {
 			tprintf(t, "; the kernel has:");
-			put_attrs(t, r->have);
+			put_attrs(t, route_have(r));
 		}
 		if (r->err || ktext) {
 			tprintf(t, "; ");
@@ -221,7 +221,7 @@ show_route(struct text *t, const struct ps_ctl_request *req, bool json, char *er
 			table_walk(rt, NULL, 0, show_one, &sh);
 		} else if (!strcmp(match, "longest")) {
 			struct route *r = table_longest(rt, &addr, (uint8_t)plen);
-			for (; r && !sh.cut; r = r->next)
+			for (; r && !sh.cut; r = route_at(r->next))
 				show_one(r, &sh);
 		} else {
 			sh.only_plen = !strcmp(match, "exact") ? (uint8_t)plen : 0xff;
@@ -268,7 +268,7 @@ struct dump_ctx {
 	struct ctl_stream *st;
 	struct show sh;
 	size_t part;
-	const struct tnode *last;
+	uint32_t last; /* the prefix (its node) of the last route written */
 };
 
 /*
@@ -280,7 +280,7 @@ dump_one(struct route *r, void *vctx)
 {
 	struct dump_ctx *d = vctx;
 
-	if (!r->want)
+	if (!route_want(r))
 		return 0; /* only what clients want: fed back, it is the same table */
 	if (d->sh.t->len >= d->part && r->node != d->last)
 		return 1;
@@ -317,7 +317,7 @@ dump_more(struct ctl_stream *st, struct ps_buf *out)
 		    table_walk_after(rt, st->resume ? &st->after : NULL, st->after_len, dump_one, &d) == 0) {
 			st->tidx++;
 			st->resume = false;
-			d.last = NULL;
+			d.last = 0;
 		}
 		d.sh.n = st->n;
 	}

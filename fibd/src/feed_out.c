@@ -111,12 +111,12 @@ encode_status(struct session *s)
 			struct route *r = o->sq_head;
 			struct ps_status_entry *e = &m.u.status.e[n];
 			struct rtable *t = table_at(r->rt);
-			o->sq_head = r->snext;
+			o->sq_head = route_at(r->snext);
 			if (!o->sq_head)
 				o->sq_tail = NULL;
 			done[seen++] = r;
 			if (s->failures_only && !(r->flags & (R_WAITING | R_FAILED))) {
-				if (r->want)
+				if (route_want(r))
 					s->installed++;
 				else
 					s->removed++;
@@ -134,7 +134,7 @@ encode_status(struct session *s)
 				e->state = PS_RS_WAITING;
 			else if (r->flags & R_FAILED)
 				e->state = PS_RS_FAILED;
-			else if (!r->want)
+			else if (!route_want(r))
 				e->state = PS_RS_REMOVED;
 			else
 				e->state = PS_RS_INSTALLED;

@@ -276,13 +276,17 @@ put_bin_header(struct text *t)
 void
 put_bin_route(struct text *t, const struct rtable *rt, const struct route *r)
 {
-	const struct rattr *a = r->want;
-	unsigned n_nh = a->type == PS_RT_UNICAST ? a->n_nh : 0;
-	size_t len = BIN_RECORD_LEN + (size_t)n_nh * BIN_NEXTHOP_LEN;
-	uint8_t *p = bin_room(t, len), state;
+	const struct rattr *a = route_want(r);
+	unsigned n_nh;
+	size_t len;
+	uint8_t *p, state;
 	union ps_addr prefix;
 
-	if (!p)
+	if (!a)
+		return; /* withdrawn: the dump holds what clients want */
+	n_nh = a->type == PS_RT_UNICAST ? a->n_nh : 0;
+	len = BIN_RECORD_LEN + (size_t)n_nh * BIN_NEXTHOP_LEN;
+	if (!(p = bin_room(t, len)))
 		return;
 	if (r->flags & R_FAILED)
 		state = BS_FAILED;
@@ -291,7 +295,7 @@ put_bin_route(struct text *t, const struct rtable *rt, const struct route *r)
 	else if (r->flags & (R_QUEUED | R_INFLIGHT))
 		state = BS_PENDING;
 	else
-		state = rattr_fulfils(r->have, r->want) ? BS_INSTALLED : BS_NOT_INSTALLED;
+		state = rattr_fulfils(route_have(r), route_want(r)) ? BS_INSTALLED : BS_NOT_INSTALLED;
 	route_prefix(r, &prefix);
 	le16(p, (uint16_t)len);
 	p[2] = rt->family;

@@ -120,7 +120,7 @@ flush_route(struct route *r, void *ctx)
 {
 	uint64_t *n = ctx;
 
-	if (!r->have && !r->want)
+	if (!route_have(r) && !route_want(r))
 		return 0;
 	route_set_want(r, NULL);
 	nl_enqueue(r);

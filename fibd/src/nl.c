@@ -130,8 +130,7 @@ nl_set_have(struct route *r, struct rattr *a)
 		t->n_installed++;
 	else if (r->have && !a)
 		t->n_installed--;
-	rattr_unref(r->have);
-	r->have = a;
+	route_set_have(r, a);
 }
 
 /* A route counts as pending in its table while queued or in flight. */
@@ -159,9 +158,9 @@ nl_kick(void)
 static void
 fifo_append(struct route **head, struct route **tail, struct route *r)
 {
-	r->qnext = NULL;
+	r->qnext = 0;
 	if (*tail)
-		(*tail)->qnext = r;
+		(*tail)->qnext = route_ref(r);
 	else
 		*head = r;
 	*tail = r;
@@ -198,10 +197,10 @@ nl_dequeue(void)
 
 	if (!r)
 		return NULL;
-	nl.qhead = r->qnext;
+	nl.qhead = route_at(r->qnext);
 	if (!nl.qhead)
 		nl.qtail = NULL;
-	r->qnext = NULL;
+	r->qnext = 0;
 	r->flags &= (uint8_t)~R_QUEUED;
 	nl_pending_update(r, (uint8_t)(r->flags | R_QUEUED));
 	nl.queued--;
@@ -226,8 +225,7 @@ nl_route_forget(struct route *r)
 void
 nl_route_changed(struct route *r, struct rattr *now)
 {
-	rattr_unref(r->have);
-	r->have = now; /* still installed: the count stays */
+	route_set_have(r, now); /* still installed: the count stays */
 	nl_enqueue(r);
 }
 
@@ -248,7 +246,7 @@ nl_hold(struct route *r)
 void
 nl_wait_resolve(struct route *r)
 {
-	struct rattr *a = r->want;
+	struct rattr *a = route_want(r);
 
 	mark_queued(r);
 	if (!a->wait_head)
@@ -262,7 +260,7 @@ nl_release_resolving(struct rattr *a)
 {
 	if (!a->wait_head)
 		return;
-	a->wait_tail->qnext = nl.qhead;
+	a->wait_tail->qnext = route_ref(nl.qhead);
 	if (!nl.qhead)
 		nl.qtail = a->wait_tail;
 	nl.qhead = a->wait_head;
@@ -274,16 +272,18 @@ nl_release_resolving(struct rattr *a)
 void
 nl_release_held(struct rtable *t)
 {
-	struct route **link = &nl.hhead, *prev = NULL;
+	struct route *r = nl.hhead, *prev = NULL, *next;
 
-	while (*link) {
-		struct route *r = *link;
+	for (; r; r = next) {
+		next = route_at(r->qnext);
 		if (r->rt != t->idx) {
 			prev = r;
-			link = &r->qnext;
 			continue;
 		}
-		*link = r->qnext;
+		if (prev)
+			prev->qnext = r->qnext;
+		else
+			nl.hhead = next;
 		nl.held--;
 		if (nl.htail == r)
 			nl.htail = prev;
@@ -297,7 +297,7 @@ void
 nl_requeue_head(struct route *r)
 {
 	mark_queued(r);
-	r->qnext = nl.qhead;
+	r->qnext = route_ref(nl.qhead);
 	nl.qhead = r;
 	if (!nl.qtail)
 		nl.qtail = r;

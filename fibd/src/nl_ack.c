@@ -128,7 +128,7 @@ nl_complete(struct inflight f, int err, const char *text)
 		}
 		if (err == EEXIST && f.op == OP_ADD_EXCL && nl.hooks.exists)
 			nl.hooks.exists(table_at(r->rt)); /* fibd's own, missed by a dump? */
-		if (r->want != f.sent) {
+		if (route_want(r) != f.sent) {
 			/* It changed meanwhile: write the new state instead of parking. */
 			nl_enqueue(r);
 		} else {

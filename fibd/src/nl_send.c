@@ -234,7 +234,7 @@ static int
 build(struct route *r, enum op op)
 {
 	struct rtable *t = table_at(r->rt);
-	struct rattr *a = r->want;
+	struct rattr *a = route_want(r);
 	size_t room = NL_BATCH_CAP - nl.batch_len;
 	bool nhid = op != OP_DEL && wants_nh_object(a), echo = false;
 	unsigned objects;
@@ -413,11 +413,12 @@ take_object(struct rattr *have, struct rattr *want)
 static bool
 kernel_fulfils(struct route *r)
 {
-	if (!r->have || !r->want || !rattr_fulfils(r->have, r->want) ||
-	    (r->have->nh_id && r->have->nh_id != r->want->nh_id && !take_object(r->have, r->want)))
+	struct rattr *have = route_have(r), *want = route_want(r);
+
+	if (!have || !want || !rattr_fulfils(have, want) ||
+	    (have->nh_id && have->nh_id != want->nh_id && !take_object(have, want)))
 		return false;
-	rattr_unref(r->have);
-	r->have = rattr_ref(r->want); /* still installed: the count stays */
+	route_set_have(r, rattr_ref(want)); /* still installed: the count stays */
 	r->flags &= (uint8_t)~R_EXCL;
 	return true;
 }

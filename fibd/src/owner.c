@@ -95,10 +95,10 @@ attach(struct owner *o, struct route *r)
 
 	bit_set(o->fed, r->rt);
 	r->owner = o->slot;
-	r->oprev = NULL;
-	r->onext = o->routes;
+	r->oprev = 0;
+	r->onext = route_ref(o->routes);
 	if (o->routes)
-		o->routes->oprev = r;
+		o->routes->oprev = route_ref(r);
 	o->routes = r;
 	o->n_routes++;
 	return first;
@@ -107,15 +107,17 @@ attach(struct owner *o, struct route *r)
 static void
 detach(struct owner *o, struct route *r)
 {
+	struct route *prev = route_at(r->oprev), *next = route_at(r->onext);
+
 	if (o->sweep == r)
-		o->sweep = r->onext;
-	if (r->oprev)
-		r->oprev->onext = r->onext;
+		o->sweep = next;
+	if (prev)
+		prev->onext = r->onext;
 	else
-		o->routes = r->onext;
-	if (r->onext)
-		r->onext->oprev = r->oprev;
-	r->onext = r->oprev = NULL;
+		o->routes = next;
+	if (next)
+		next->oprev = r->oprev;
+	r->onext = r->oprev = 0;
 	r->owner = OWNER_NONE;
 	o->n_routes--;
 	if (r->flags & R_PENDING) {
@@ -130,7 +132,7 @@ settle(struct route *r)
 {
 	struct owner *o = r->owner != OWNER_NONE ? ow.owners[r->owner] : NULL;
 
-	if (r->want || r->have || (r->flags & (R_QUEUED | R_INFLIGHT | R_STATUSQ | R_PARKED)))
+	if (route_want(r) || route_have(r) || (r->flags & (R_QUEUED | R_INFLIGHT | R_STATUSQ | R_PARKED)))
 		return;
 	if (o)
 		detach(o, r);
@@ -158,7 +160,7 @@ static void
 route_write(struct owner *o, struct route *r)
 {
 	if (event_wanted())
-		event_emit(&(struct event){ .kind = r->want ? EV_DESIRED : EV_WITHDRAWN, .t = table_at(r->rt),
+		event_emit(&(struct event){ .kind = route_want(r) ? EV_DESIRED : EV_WITHDRAWN, .t = table_at(r->rt),
 		    .r = r, .client = o->name });
 	nl_enqueue(r);
 	if (!(r->flags & R_PENDING) && (r->flags & (R_QUEUED | R_INFLIGHT))) {
@@ -173,9 +175,9 @@ status_push(struct owner *o, struct route *r)
 	if (!o->session || o->quiet || (r->flags & R_STATUSQ))
 		return;
 	r->flags |= R_STATUSQ;
-	r->snext = NULL;
+	r->snext = 0;
 	if (o->sq_tail)
-		o->sq_tail->snext = r;
+		o->sq_tail->snext = route_ref(r);
 	else
 		o->sq_head = r;
 	o->sq_tail = r;
@@ -188,7 +190,7 @@ owner_route_done(struct route *r, int err, const char *text)
 	void *session = o && !o->quiet ? o->session : NULL;
 
 	if (event_wanted() && err >= 0)
-		event_emit(&(struct event){ .kind = err ? EV_FAILED : r->want ? EV_INSTALLED : EV_REMOVED,
+		event_emit(&(struct event){ .kind = err ? EV_FAILED : route_want(r) ? EV_INSTALLED : EV_REMOVED,
 		    .t = table_at(r->rt), .r = r, .client = o ? o->name : NULL, .err = err, .text = text });
 	if (o && (r->flags & R_PENDING) && !(r->flags & (R_QUEUED | R_INFLIGHT))) {
 		r->flags &= (uint8_t)~R_PENDING;
@@ -224,7 +226,7 @@ owner_route(struct owner *o, uint32_t table, uint32_t metric, const struct ps_ro
 	}
 	if (r->owner != OWNER_NONE && r->owner != o->slot) {
 		struct owner *other = ow.owners[r->owner];
-		if (r->want) {
+		if (route_want(r)) {
 			ow.st.conflicts++;
 			snprintf(why, why_len, "route key is owned by client %s", other->name);
 			return EEXIST;
@@ -239,7 +241,7 @@ owner_route(struct owner *o, uint32_t table, uint32_t metric, const struct ps_ro
 		 */
 		if (attach(o, r) || new_table)
 			state_save();
-		if (!r->have)
+		if (!route_have(r))
 			r->flags |= R_EXCL;
 	} else if (new_table) {
 		state_save();
@@ -250,7 +252,7 @@ owner_route(struct owner *o, uint32_t table, uint32_t metric, const struct ps_ro
 		settle(r);
 		return ENOMEM;
 	}
-	if (a == r->want) {
+	if (a == route_want(r)) {
 		rattr_unref(a);
 		return 0;
 	}
@@ -266,7 +268,7 @@ owner_withdraw(struct owner *o, uint32_t table, uint32_t metric, const struct ps
 	struct route *r = t ? table_lookup(t, &k->prefix, k->plen, k->tos, metric) : NULL;
 
 	ow.st.withdraws_in++;
-	if (!r || r->owner != o->slot || !r->want)
+	if (!r || r->owner != o->slot || !route_want(r))
 		return; /* not its own, or already withdrawn: nothing to do */
 	route_set_want(r, NULL);
 	route_write(o, r);
@@ -286,8 +288,8 @@ owner_on_sweep(uv_idle_t *h)
 		/* (budget-- in the condition would wrap to UINT_MAX when it runs out) */
 		for (; o->sweep && budget; budget--) {
 			struct route *r = o->sweep;
-			o->sweep = r->onext;
-			if (r->want && r->gen != o->mark) {
+			o->sweep = route_at(r->onext);
+			if (route_want(r) && r->gen != o->mark) {
 				route_set_want(r, NULL);
 				route_write(o, r);
 			}
@@ -400,7 +402,7 @@ owner_session_gone(struct owner *o)
 	/* Nobody to tell: drop the pending results. */
 	while (o->sq_head) {
 		struct route *r = o->sq_head;
-		o->sq_head = r->snext;
+		o->sq_head = route_at(r->snext);
 		owner_status_sent(r);
 	}
 	o->sq_tail = NULL;

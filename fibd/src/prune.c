@@ -154,7 +154,7 @@ prune_on_idle(uv_idle_t *h)
 		const struct scan_key *k = &p->keys[p->at];
 		struct route *r = table_lookup(t, &k->prefix, k->plen, k->tos, k->metric);
 		/* Unclaimed: no owner wants it, yet the kernel has it (fibd adopted it). */
-		if (!r || r->owner != OWNER_NONE || r->want || !r->have)
+		if (!r || r->owner != OWNER_NONE || route_want(r) || !route_have(r))
 			continue;
 		pr.pruned++;
 		nl_enqueue(r);
@@ -184,7 +184,7 @@ prune_on_timer(uv_timer_t *h)
 struct repair_walk {
 	struct rtable *t;
 	unsigned budget;
-	const struct tnode *last; /* the prefix of the last route looked at */
+	uint32_t last;             /* the prefix of the last route looked at */
 	bool stopped;
 };
 
@@ -210,13 +210,13 @@ repair_one(struct route *r, void *ctx)
 	w->last = r->node;
 	route_prefix(r, &pr.repair_after);
 	pr.repair_after_len = route_plen(r);
-	if (t->diffing && r->want) {
+	if (t->diffing && route_want(r)) {
 		if (r->flags & (R_FAILED | R_WAITING))
 			event_emit(&(struct event){ .kind = EV_DIFF, .t = t, .r = r, .diff = DIFF_FAILED });
 		else if (r->seen != t->epoch)
 			event_emit(&(struct event){ .kind = EV_DIFF, .t = t, .r = r, .diff = DIFF_MISSING });
 	}
-	if (!r->want || !r->have || r->seen == t->epoch || (r->flags & (R_QUEUED | R_INFLIGHT)))
+	if (!route_want(r) || !route_have(r) || r->seen == t->epoch || (r->flags & (R_QUEUED | R_INFLIGHT)))
 		return 0;
 	nl_route_lost(r);
 	return 0;

@@ -3,6 +3,9 @@
  * when its load passes 1. Entries are compared field by field on the wire form
  * (ifindex is a cache, not part of identity). Few distinct sets exist in practice
  * (about one per BGP neighbor and route type), so each is a plain malloc.
+ *
+ * Routes name a set by a 32-bit id, an index into rattr_by_id; freed ids are
+ * reused first, so the index stays as long as the most sets alive at once.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +19,57 @@ static uint32_t n_buckets;
 static uint64_t n_entries;
 static uint64_t n_bytes;
 static void (*free_hook)(struct rattr *a);
+
+struct rattr **rattr_by_id;
+static uint32_t *free_ids; /* a stack of ids to reuse; as long as rattr_by_id */
+static uint32_t n_free;
+static uint32_t n_ids; /* ids handed out so far, 0 included */
+static uint32_t cap_ids;
+static struct rattr unknown = { .refs = 1 };
+
+/* Give a an id. False on allocation failure. */
+static bool
+take_id(struct rattr *a)
+{
+	if (n_free) {
+		a->id = free_ids[--n_free];
+	} else {
+		if (n_ids == cap_ids) {
+			uint32_t cap = cap_ids ? cap_ids * 2 : 64;
+			struct rattr **b = realloc(rattr_by_id, cap * sizeof(*b));
+			uint32_t *f;
+			if (!b)
+				return false;
+			rattr_by_id = b;
+			if (!(f = realloc(free_ids, cap * sizeof(*f))))
+				return false;
+			free_ids = f;
+			cap_ids = cap;
+			if (!n_ids)
+				rattr_by_id[n_ids++] = NULL;
+		}
+		a->id = n_ids++;
+	}
+	rattr_by_id[a->id] = a;
+	return true;
+}
+
+static void
+drop_id(struct rattr *a)
+{
+	rattr_by_id[a->id] = NULL;
+	free_ids[n_free++] = a->id;
+	a->id = 0;
+}
+
+struct rattr *
+rattr_unknown(void)
+{
+	if (!unknown.id && !take_id(&unknown))
+		return NULL;
+	unknown.refs++;
+	return &unknown;
+}
 
 void
 rattr_set_free_hook(void (*hook)(struct rattr *a))
@@ -178,6 +232,10 @@ rattr_intern(const struct ps_route *r)
 	a = calloc(1, size);
 	if (!a)
 		return NULL;
+	if (!take_id(a)) {
+		free(a);
+		return NULL;
+	}
 	a->hash = h;
 	a->refs = 1;
 	a->family = r->key.family;
@@ -224,6 +282,7 @@ rattr_unref(struct rattr *a)
 		free_hook(a);
 	n_entries--;
 	n_bytes -= sizeof(*a) + a->n_nh * sizeof(a->nh[0]);
+	drop_id(a);
 	free(a);
 	return NULL;
 }
@@ -247,7 +306,7 @@ rattr_count(void)
 uint64_t
 rattr_bytes(void)
 {
-	return n_bytes + n_buckets * sizeof(*buckets);
+	return n_bytes + n_buckets * sizeof(*buckets) + cap_ids * (sizeof(*rattr_by_id) + sizeof(*free_ids));
 }
 
 void
@@ -256,4 +315,10 @@ rattr_shutdown(void)
 	free(buckets);
 	buckets = NULL;
 	n_buckets = 0;
+	free(rattr_by_id);
+	free(free_ids);
+	rattr_by_id = NULL;
+	free_ids = NULL;
+	n_ids = cap_ids = n_free = 0;
+	unknown.id = 0;
 }

@@ -1,8 +1,8 @@
 /*
  * rattr: interned route attributes. Everything of a route but its key and owner
  * (type, nexthops, prefsrc, realm, scope, mtu) is interned once and refcounted,
- * so a route holds one pointer and routes sharing a nexthop set share memory;
- * comparing two routes' attributes is a pointer comparison.
+ * so a route holds one 32-bit id and routes sharing a nexthop set share memory;
+ * comparing two routes' attributes is comparing their ids.
  */
 #ifndef FIBD_RATTR_H
 #define FIBD_RATTR_H
@@ -31,6 +31,7 @@ struct rattr {
 	struct rattr *hnext;
 	uint32_t hash;
 	uint32_t refs;
+	uint32_t id; /* what a route holds (rattr_at): never 0 */
 	uint8_t family; /* of the route */
 	uint8_t type;   /* PS_RT_* */
 	uint8_t has;    /* PS_RA_PREFSRC, PS_RA_REALM, PS_RA_SCOPE, PS_RA_MTU */
@@ -73,6 +74,29 @@ struct rattr {
  * rattr_unref. NULL on allocation failure.
  */
 struct rattr *rattr_intern(const struct ps_route *r);
+
+/*
+ * rattr_unknown - a reference to the marker of attributes in the kernel that
+ * fibd could not read (type 0; never freed). NULL on allocation failure.
+ */
+struct rattr *rattr_unknown(void);
+
+/* The attribute sets by id, [0] NULL: read through rattr_at. */
+extern struct rattr **rattr_by_id;
+
+/* rattr_at - the set with this id (0: NULL). */
+static inline struct rattr *
+rattr_at(uint32_t id)
+{
+	return id ? rattr_by_id[id] : NULL;
+}
+
+/* rattr_id - the id of a (NULL: 0). */
+static inline uint32_t
+rattr_id(const struct rattr *a)
+{
+	return a ? a->id : 0;
+}
 
 /* rattr_ref - another reference to a (possibly NULL) rattr. */
 struct rattr *rattr_ref(struct rattr *a);

@@ -46,9 +46,6 @@
 #include "prune.h"
 #include "sync-internal.h"
 
-/* The attributes of an adopted route: in the kernel, not known to fibd. Never freed. */
-static struct rattr adopted = { .refs = 1 };
-
 struct sync_state sy;
 
 
@@ -178,18 +175,19 @@ static bool
 apply_key(struct rtable *t, struct scan_key *k)
 {
 	struct route *r = table_insert(t, &k->prefix, k->plen, k->tos, k->metric);
+	struct rattr *have;
 
 	if (!r) {
 		k->attrs = rattr_unref(k->attrs);
 		return false;
 	}
 	if (t->diffing) {
-		if (!r->want)
+		if (!route_want(r))
 			diff_one(t, DIFF_EXTRA, r, k->attrs);
-		else if (k->attrs && !rattr_fulfils(k->attrs, r->want))
+		else if (k->attrs && !rattr_fulfils(k->attrs, route_want(r)))
 			diff_one(t, DIFF_DIFFERS, r, k->attrs);
 	}
-	if (r->have) {
+	if (route_have(r)) {
 		/*
 		 * Someone changed a route of fibd's behind its back (it kept fibd's
 		 * protocol, so no notification told): write it again. What the
@@ -197,7 +195,7 @@ apply_key(struct rtable *t, struct scan_key *k)
 		 * kernel acknowledged a write of it since the dump began (seen is then
 		 * already this epoch): the dump may predate that write.
 		 */
-		if (sy.apply_rescan && k->attrs && !rattr_fulfils(k->attrs, r->have) && r->want &&
+		if (sy.apply_rescan && k->attrs && !rattr_fulfils(k->attrs, route_have(r)) && route_want(r) &&
 		    r->seen != t->epoch && !(r->flags & (R_QUEUED | R_INFLIGHT))) {
 			sy.st.routes_changed++;
 			nl_route_changed(r, k->attrs);
@@ -217,8 +215,13 @@ apply_key(struct rtable *t, struct scan_key *k)
 		log_debug("sync: table %u: adopting %s/%u tos %u metric %u", t->id, text, k->plen,
 		    k->tos, k->metric);
 	}
-	r->have = k->attrs ? k->attrs : rattr_ref(&adopted);
-	r->have->nh_dump_only = 0; /* a route holds it: its object goes when no route uses it */
+	have = k->attrs ? k->attrs : rattr_unknown();
+	if (!have) {
+		table_release(r);
+		return false;
+	}
+	have->nh_dump_only = 0; /* a route holds it: its object goes when no route uses it */
+	route_set_have(r, have);
 	k->attrs = NULL;
 	r->flags &= (uint8_t)~R_EXCL;
 	t->n_installed++;
@@ -299,9 +302,9 @@ route_notified(struct rtable *t, const struct nlmsghdr *nlh, const struct kmsg_r
 		return; /* our own adds and others' deletes say nothing about our routes */
 	if (!(r = table_lookup(t, &kr->prefix, kr->plen, kr->tos, kr->metric)))
 		return;
-	if (!r->have || (r->flags & (R_QUEUED | R_INFLIGHT)))
+	if (!route_have(r) || (r->flags & (R_QUEUED | R_INFLIGHT)))
 		return;
-	if (!r->want) {
+	if (!route_want(r)) {
 		/* An adopted route, gone: nothing of fibd's is left there to withdraw. */
 		if (del) {
 			nl_route_forget(r);

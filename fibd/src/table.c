@@ -16,16 +16,17 @@
  * cache miss, and they were most of fibd's own time (perf, 500k routes). The
  * array costs 256 KiB per IPv4 table.
  *
- * Links between nodes, and from a node to its routes, are 32-bit slab
- * references (slab_ref), not pointers: a full table has about 1.7 nodes per
- * prefix, and a node of 17 bytes (IPv4) or 29 (IPv6) fits a slot of 24 or 32
- * where pointers needed 32 or 48.
+ * Links between nodes, from a node to its routes, between routes and from a
+ * route to its node are 32-bit slab references (slab_ref), not pointers: a full
+ * table has about 1.7 nodes per prefix, and a node of 17 bytes (IPv4) or 29
+ * (IPv6) fits a slot of 24 or 32 where pointers needed 32 or 48.
  *
  * Ordered walks are pre-order (a prefix before its more-specifics, child 0 before
  * child 1), which is address order then length, as `ip route` sorts. For IPv4 the
  * root trie's walk is merged with the /16 subtries in address order: a shorter
  * prefix comes before every /16 subtrie at or after its address.
  */
+#include <assert.h>
 #include <endian.h>
 #include <errno.h>
 #include <stddef.h>
@@ -146,10 +147,23 @@ routes_of(const struct tnode *n)
 	return slab_deref(route_slab, n->routes);
 }
 
-static uint32_t
+struct route *
+route_at(uint32_t ref)
+{
+	return slab_deref(route_slab, ref);
+}
+
+uint32_t
 route_ref(const struct route *r)
 {
 	return slab_ref(route_slab, r);
+}
+
+/* The node holding r's prefix. */
+static struct tnode *
+node_of(const struct route *r)
+{
+	return nd(node_slab(tables[r->rt]), r->node);
 }
 
 static unsigned
@@ -308,7 +322,7 @@ table_lookup(struct rtable *t, const union ps_addr *prefix, uint8_t plen, uint8_
 
 	if (!n)
 		return NULL;
-	for (struct route *r = routes_of(n); r; r = r->next)
+	for (struct route *r = routes_of(n); r; r = route_at(r->next))
 		if (r->tos == tos && r->metric == metric)
 			return r;
 	return NULL;
@@ -323,7 +337,7 @@ table_insert(struct rtable *t, const union ps_addr *prefix, uint8_t plen, uint8_
 
 	if (!n)
 		return NULL;
-	for (r = routes_of(n); r; r = r->next)
+	for (r = routes_of(n); r; r = route_at(r->next))
 		if (r->tos == tos && r->metric == metric)
 			return r;
 	r = slab_alloc(route_slab);
@@ -333,12 +347,12 @@ table_insert(struct rtable *t, const union ps_addr *prefix, uint8_t plen, uint8_
 		return NULL;
 	}
 	memset(r, 0, sizeof(*r));
-	r->node = n;
+	r->node = slab_ref(node_slab(t), n);
 	r->metric = metric;
 	r->tos = tos;
 	r->rt = t->idx;
 	r->owner = OWNER_NONE;
-	r->next = routes_of(n);
+	r->next = n->routes;
 	n->routes = route_ref(r);
 	t->n_routes++;
 	return r;
@@ -348,7 +362,7 @@ bool
 table_release(struct route *r)
 {
 	struct rtable *t = tables[r->rt];
-	struct tnode *n = r->node;
+	struct tnode *n = node_of(r);
 	struct route *prev;
 	union ps_addr prefix;
 
@@ -356,10 +370,10 @@ table_release(struct route *r)
 	    (r->flags & (R_QUEUED | R_INFLIGHT | R_STATUSQ | R_PARKED | R_PENDING)))
 		return false;
 	if ((prev = routes_of(n)) == r) {
-		n->routes = route_ref(r->next);
+		n->routes = r->next;
 	} else {
-		while (prev->next != r)
-			prev = prev->next;
+		while (route_at(prev->next) != r)
+			prev = route_at(prev->next);
 		prev->next = r->next;
 	}
 	t->n_routes--;
@@ -379,22 +393,31 @@ route_set_want(struct route *r, struct rattr *a)
 {
 	struct rtable *t = tables[r->rt];
 
-	t->n_desired += (a != NULL) - (r->want != NULL);
-	rattr_unref(r->want);
-	r->want = a;
+	assert(!a || a->id);
+	t->n_desired += (a != NULL) - (r->want != 0);
+	rattr_unref(route_want(r));
+	r->want = rattr_id(a);
+}
+
+void
+route_set_have(struct route *r, struct rattr *a)
+{
+	assert(!a || a->id);
+	rattr_unref(route_have(r));
+	r->have = rattr_id(a);
 }
 
 void
 route_prefix(const struct route *r, union ps_addr *ret)
 {
 	memset(ret, 0, sizeof(*ret));
-	memcpy(ret->b, r->node->prefix, alen_of(tables[r->rt]));
+	memcpy(ret->b, node_of(r)->prefix, alen_of(tables[r->rt]));
 }
 
 uint8_t
 route_plen(const struct route *r)
 {
-	return r->node->plen;
+	return node_of(r)->plen;
 }
 
 static int
@@ -404,7 +427,7 @@ walk_node(const struct slab *ns, struct tnode *n, table_walk_cb cb, void *ctx)
 	while (n) {
 		int rc;
 		for (struct route *r = routes_of(n), *next; r; r = next) {
-			next = r->next;
+			next = route_at(r->next);
 			if ((rc = cb(r, ctx)))
 				return rc;
 		}
@@ -464,7 +487,7 @@ merge_cb(struct route *r, void *vctx)
 	struct merge *m = vctx;
 	int rc;
 
-	if ((rc = flush_buckets(m, stride_index(r->node->prefix))))
+	if ((rc = flush_buckets(m, stride_index(node_of(r)->prefix))))
 		return rc;
 	return m->cb(r, m->ctx);
 }

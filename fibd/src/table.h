@@ -30,17 +30,22 @@
 #define R_PARKED 0x40   /* in nl's vector of failed and waiting routes */
 #define R_PENDING 0x80  /* counted in its owner's routes awaiting the kernel */
 
-struct tnode;
-
+/*
+ * A route's links are 32-bit references, not pointers: a full table holds a
+ * million routes, and eight pointers were most of a route's 80 bytes. Links to
+ * routes are route slab references (route_at, route_ref); the prefix is a
+ * reference into its family's node slab; want and have are rattr ids (rattr_at).
+ * 0 stands for NULL in each.
+ */
 struct route {
-	struct tnode *node;  /* its prefix */
-	struct route *next;  /* same prefix, other (tos, metric) */
-	struct route *qnext; /* write queue */
-	struct route *onext; /* owner's routes */
-	struct route *oprev;
-	struct route *snext; /* owner's status queue */
-	struct rattr *want;  /* desired attributes; NULL: remove from the kernel */
-	struct rattr *have;  /* acknowledged by the kernel; NULL: not installed */
+	uint32_t node;  /* its prefix (table.c) */
+	uint32_t next;  /* same prefix, other (tos, metric) */
+	uint32_t qnext; /* write queue */
+	uint32_t onext; /* owner's routes */
+	uint32_t oprev;
+	uint32_t snext; /* owner's status queue */
+	uint32_t want;  /* desired attributes (route_want); 0: remove from the kernel */
+	uint32_t have;  /* acknowledged by the kernel (route_have); 0: not installed */
 	uint32_t metric;
 	uint16_t gen;     /* owner's feed mark when it last sent it (compared for equality) */
 	uint16_t owner;   /* client slot, OWNER_NONE */
@@ -56,6 +61,24 @@ struct route {
 	uint8_t tos;
 	uint8_t flags;
 };
+
+_Static_assert(sizeof(struct route) == 48, "a route's size is most of fibd's memory per route");
+
+/* route_at - the route a link names (0: NULL). route_ref - the link naming r (NULL: 0). */
+struct route *route_at(uint32_t ref);
+uint32_t route_ref(const struct route *r);
+
+static inline struct rattr *
+route_want(const struct route *r)
+{
+	return rattr_at(r->want);
+}
+
+static inline struct rattr *
+route_have(const struct route *r)
+{
+	return rattr_at(r->have);
+}
 
 struct rtable {
 	uint32_t id;
@@ -84,9 +107,9 @@ struct rtable {
 	uint32_t root;         /* IPv6: every prefix; IPv4: prefixes shorter than /16 */
 	uint32_t *stride;      /* IPv4: one subtrie per /16, for prefixes of /16 and longer */
 	uint64_t n_routes;    /* route entries */
-	uint64_t n_desired;   /* want != NULL */
+	uint64_t n_desired;   /* want != 0 */
 	uint64_t n_pending;   /* queued or in flight to the kernel */
-	uint64_t n_installed; /* have != NULL */
+	uint64_t n_installed; /* have != 0 */
 	uint64_t n_failed;
 	uint64_t n_waiting;
 	uint64_t n_nodes;
@@ -115,7 +138,7 @@ struct route *table_lookup(struct rtable *t, const union ps_addr *prefix, uint8_
     uint32_t metric);
 
 /*
- * table_insert - the route with this key, made empty (want = have = NULL, owner
+ * table_insert - the route with this key, made empty (want = have = 0, owner
  * OWNER_NONE) if it did not exist. NULL on allocation failure.
  */
 struct route *table_insert(struct rtable *t, const union ps_addr *prefix, uint8_t plen, uint8_t tos,
@@ -130,6 +153,12 @@ bool table_release(struct route *r);
 
 /* route_set_want - replace what the owner wants (takes the reference a; NULL: remove). */
 void route_set_want(struct route *r, struct rattr *a);
+
+/*
+ * route_set_have - replace what the kernel is known to hold (takes the reference
+ * a, drops the old one; NULL: not installed). The caller keeps the counts.
+ */
+void route_set_have(struct route *r, struct rattr *a);
 
 /* The route's prefix (copied into *ret) and length. */
 void route_prefix(const struct route *r, union ps_addr *ret);

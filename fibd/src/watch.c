@@ -101,7 +101,7 @@ static void
 watch_route(enum event_kind ev, const struct route *r, const char *client, int err, const char *text)
 {
 	const struct rtable *rt = table_at(r->rt);
-	const struct rattr *a = ev == EV_DESIRED || ev == EV_INSTALLED || ev == EV_FAILED ? r->want : NULL;
+	const struct rattr *a = ev == EV_DESIRED || ev == EV_INSTALLED || ev == EV_FAILED ? route_want(r) : NULL;
 	union ps_addr p;
 
 	route_prefix(r, &p);
@@ -187,7 +187,7 @@ watch_diff(struct rtable *rt, enum diff_kind kind, const struct route *r, const 
 			tprintf(t, ",\"client\":");
 			json_str_or_null(t, owner);
 			tprintf(t, ",\"desired\":");
-			put_attrs_json(t, r->want);
+			put_attrs_json(t, route_want(r));
 			tprintf(t, ",\"kernel\":");
 			put_attrs_json(t, kernel && kernel->type ? kernel : NULL);
 			tprintf(t, ",\"errno\":%u,\"error\":", kind == DIFF_FAILED ? r->err : 0);
@@ -199,7 +199,7 @@ watch_diff(struct rtable *rt, enum diff_kind kind, const struct route *r, const 
 			continue;
 		}
 		tprintf(t, "%-8s ", diff_names[kind]);
-		put_route(t, rt->family, &p, route_plen(r), kind == DIFF_EXTRA ? kernel : r->want, rt->id,
+		put_route(t, rt->family, &p, route_plen(r), kind == DIFF_EXTRA ? kernel : route_want(r), rt->id,
 		    r->metric, r->tos);
 		if (owner)
 			tprintf(t, "  # client %s", owner);

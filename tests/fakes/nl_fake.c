@@ -42,9 +42,9 @@ nl_enqueue(struct route *r)
 	if (r->flags & R_QUEUED)
 		return;
 	r->flags |= R_QUEUED;
-	r->qnext = NULL;
+	r->qnext = 0;
 	if (qtail)
-		qtail->qnext = r;
+		qtail->qnext = route_ref(r);
 	else
 		qhead = r;
 	qtail = r;
@@ -84,20 +84,19 @@ fake_nl_complete(int err)
 
 	while (qhead) {
 		struct route *r = qhead;
-		qhead = r->qnext;
+		qhead = route_at(r->qnext);
 		if (!qhead)
 			qtail = NULL;
 		r->flags &= (uint8_t)~R_QUEUED;
 		queued--;
 		n++;
-		if (r->want == r->have) {
+		if (route_want(r) == route_have(r)) {
 			hooks.done(r, -1, NULL);
 			continue;
 		}
 		fake_nl_writes++;
 		if (!err) {
-			rattr_unref(r->have);
-			r->have = rattr_ref(r->want);
+			route_set_have(r, rattr_ref(route_want(r)));
 		} else {
 			r->err = (uint16_t)err;
 			r->flags |= R_FAILED;
@@ -137,15 +136,14 @@ nl_claim_old_nh_object(uint32_t id)
 void
 nl_route_changed(struct route *r, struct rattr *now)
 {
-	rattr_unref(r->have);
-	r->have = now;
+	route_set_have(r, now);
 	nl_enqueue(r);
 }
 
 void
 nl_route_forget(struct route *r)
 {
-	if (r->have)
+	if (route_have(r))
 		table_at(r->rt)->n_installed--;
-	r->have = rattr_unref(r->have);
+	route_set_have(r, NULL);
 }

@@ -29,6 +29,6 @@ troute_want(struct rtable *t, const char *dst, unsigned plen, const char *gw)
 	assert_int_equal(inet_pton(af, gw, pr.nh[0].gw.b), 1);
 	pr.nh[0].weight = 1;
 	route_set_want(r, rattr_intern(&pr));
-	assert_non_null(r->want);
+	assert_non_null(route_want(r));
 	return r;
 }

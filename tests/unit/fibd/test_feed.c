@@ -410,7 +410,7 @@ test_changes_coalesce(void **state)
 	assert_true(r->flags & R_QUEUED);
 	assert_int_equal(complete(0), 1);
 	assert_int_equal(fake_nl_writes - writes, 1);
-	assert_int_equal(r->have->nh[0].gw.b[3], 10);
+	assert_int_equal(route_have(r)->nh[0].gw.b[3], 10);
 	/* A result comes back for it. */
 	{
 		const struct ps_msg *m = expect(&c, PS_ROUTE_STATUS);
@@ -495,14 +495,14 @@ test_generation_sweep(void **state)
 	send_route(&c, 12, 1);
 	send_simple(&c, PS_FEED_END, 1);
 	complete(0);
-	assert_non_null(kernel_key(11)->have);
+	assert_non_null(route_have(kernel_key(11)));
 
 	send_simple(&c, PS_FEED_BEGIN, 2);
 	send_route(&c, 11, 1);
 	send_simple(&c, PS_FEED_END, 2);
-	assert_null(kernel_key(10)->want);
-	assert_null(kernel_key(12)->want);
-	assert_non_null(kernel_key(11)->want);
+	assert_null(route_want(kernel_key(10)));
+	assert_null(route_want(kernel_key(12)));
+	assert_non_null(route_want(kernel_key(11)));
 	complete(0);
 	assert_null(kernel_key(10));
 	assert_null(kernel_key(12));
@@ -518,7 +518,7 @@ test_generation_sweep(void **state)
 	client_close(&c);
 	/* Its routes stay, owned by the name, after the session is gone. */
 	assert_non_null(kernel_key(11));
-	assert_non_null(kernel_key(11)->want);
+	assert_non_null(route_want(kernel_key(11)));
 }
 
 /* Write all of b, letting fibd read as it goes (the socket buffer is finite). */
@@ -609,7 +609,7 @@ test_key_conflict(void **state)
 	assert_int_equal(m->u.status.e[0].state, PS_RS_REJECTED);
 	assert_int_equal(m->u.status.e[0].error, EEXIST);
 	assert_non_null(memmem(m->u.status.e[0].text.ptr, m->u.status.e[0].text.len, "first", 5));
-	assert_int_equal(kernel_key(20)->want->nh[0].gw.b[3], 1);
+	assert_int_equal(route_want(kernel_key(20))->nh[0].gw.b[3], 1);
 
 	/* One connected session per name. */
 	{
@@ -667,11 +667,11 @@ test_malformed_session_isolated(void **state)
 	assert_null(client_next(&bad));
 	assert_true(bad.closed);
 	assert_non_null(kernel_key(40));
-	assert_non_null(kernel_key(40)->want);
+	assert_non_null(route_want(kernel_key(40)));
 
 	send_route(&good, 41, 1);
 	complete(0);
-	assert_non_null(kernel_key(41)->have);
+	assert_non_null(route_have(kernel_key(41)));
 	send_simple(&good, PS_PING, 1);
 	m = next_after_results(&good);
 	assert_int_equal(m->type, PS_PONG);
@@ -711,9 +711,9 @@ test_disconnect_without_stale_time(void **state)
 	connect_feed_with(&c, "transient", 0);
 	send_route(&c, 60, 1);
 	complete(0);
-	assert_non_null(kernel_key(60)->have);
+	assert_non_null(route_have(kernel_key(60)));
 	client_close(&c);
-	assert_null(kernel_key(60)->want); /* withdrawn */
+	assert_null(route_want(kernel_key(60))); /* withdrawn */
 	complete(0);
 	assert_null(kernel_key(60));
 }
@@ -729,11 +729,11 @@ test_persist(void **state)
 	send_route(&c, 61, 1);
 	complete(0);
 	client_close(&c);
-	assert_non_null(kernel_key(61)->want);
+	assert_non_null(route_want(kernel_key(61)));
 	connect_feed_with(&c, "keeper", -1);
 	send_simple(&c, PS_FEED_BEGIN, 1);
 	send_simple(&c, PS_FEED_END, 1);
-	assert_null(kernel_key(61)->want);
+	assert_null(route_want(kernel_key(61)));
 	complete(0);
 	assert_null(kernel_key(61));
 	client_close(&c);
@@ -751,7 +751,7 @@ test_stale_time(void **state)
 	send_route(&c, 62, 1);
 	complete(0);
 	client_close(&c);
-	assert_non_null(kernel_key(62)->want);
+	assert_non_null(route_want(kernel_key(62)));
 	/* Back in time: its routes are its own again, nothing withdrawn. */
 	connect_feed_with(&c, "graceful", 1);
 	t0 = uv_now(&loop);
@@ -759,15 +759,15 @@ test_stale_time(void **state)
 		uv_run(&loop, UV_RUN_NOWAIT);
 		uv_update_time(&loop);
 	}
-	assert_non_null(kernel_key(62)->want);
+	assert_non_null(route_want(kernel_key(62)));
 	client_close(&c);
 	/* Not back: withdrawn once the stale time is over. */
 	t0 = uv_now(&loop);
-	while (uv_now(&loop) - t0 < 2500 && kernel_key(62)->want) {
+	while (uv_now(&loop) - t0 < 2500 && route_want(kernel_key(62))) {
 		uv_run(&loop, UV_RUN_ONCE);
 		uv_update_time(&loop);
 	}
-	assert_null(kernel_key(62)->want);
+	assert_null(route_want(kernel_key(62)));
 	complete(0);
 	assert_null(kernel_key(62));
 }

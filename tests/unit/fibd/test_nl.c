@@ -155,7 +155,7 @@ test_batch_acked(void **state)
 	assert_int_equal(last_err, 0);
 	assert_int_equal(inflight(), 0);
 	for (unsigned i = 0; i < 3; i++)
-		assert_ptr_equal(r[i]->have, r[i]->want);
+		assert_ptr_equal(route_have(r[i]), route_want(r[i]));
 	assert_int_equal(t->n_installed, 3);
 }
 
@@ -187,8 +187,8 @@ test_loop_free_while_send_blocks(void **state)
 	assert_int_equal(kf_nl_seq(0) + 1, kf_nl_seq(1)); /* in order */
 	kf_nl_ack(2, 0);
 	nl_poll();
-	assert_ptr_equal(a->have, a->want);
-	assert_ptr_equal(b->have, b->want);
+	assert_ptr_equal(route_have(a), route_want(a));
+	assert_ptr_equal(route_have(b), route_want(b));
 	assert_int_equal(inflight(), 0);
 }
 
@@ -248,11 +248,11 @@ test_refused_batch_among_others(void **state)
 	assert_int_equal(kf_nl_sends, 2);
 	kf_nl_ack(2, 0);
 	nl_poll();
-	assert_ptr_equal(r[0]->have, r[0]->want);
-	assert_null(r[1]->have);
+	assert_ptr_equal(route_have(r[0]), route_want(r[0]));
+	assert_null(route_have(r[1]));
 	assert_true(r[1]->flags & R_FAILED);
 	assert_int_equal(r[1]->err, EINVAL);
-	assert_ptr_equal(r[2]->have, r[2]->want);
+	assert_ptr_equal(route_have(r[2]), route_want(r[2]));
 	assert_int_equal(inflight(), 0);
 }
 
@@ -302,7 +302,7 @@ test_refused_batch_fails_each_route(void **state)
 	assert_int_equal(last_err, EINVAL);
 	assert_int_equal(inflight(), 0); /* the window is free again */
 	for (unsigned i = 0; i < 3; i++) {
-		assert_null(r[i]->have);
+		assert_null(route_have(r[i]));
 		assert_true(r[i]->flags & R_FAILED);
 		assert_int_equal(r[i]->err, EINVAL);
 	}
@@ -314,7 +314,7 @@ test_refused_batch_fails_each_route(void **state)
 	assert_int_equal(kf_nl_unanswered(), 1);
 	kf_nl_ack(1, 0);
 	nl_poll();
-	assert_ptr_equal(later->have, later->want);
+	assert_ptr_equal(route_have(later), route_want(later));
 	assert_int_equal(inflight(), 0);
 }
 
@@ -334,7 +334,7 @@ test_send_waits(void **state)
 	assert_int_equal(kf_nl_sends, 1);
 	kf_nl_ack(1, 0);
 	nl_poll();
-	assert_ptr_equal(r->have, r->want);
+	assert_ptr_equal(route_have(r), route_want(r));
 }
 
 static void
@@ -359,14 +359,14 @@ test_ack_errors(void **state)
 	run();
 	kf_nl_ack(1, 0);
 	nl_poll();
-	assert_ptr_equal(a->have, a->want);
+	assert_ptr_equal(route_have(a), route_want(a));
 	route_set_want(a, NULL);
 	nl_enqueue(a);
 	run();
 	assert_int_equal(kf_nl_type(0), RTM_DELROUTE);
 	kf_nl_ack(1, ESRCH);
 	nl_poll();
-	assert_null(a->have);
+	assert_null(route_have(a));
 	assert_int_equal(last_err, 0);
 }
 
@@ -419,7 +419,7 @@ test_gateway_only_takes_object(void **state)
 	nl_poll();
 	assert_int_equal(n_done, 3);
 	for (unsigned i = 0; i < 3; i++)
-		assert_ptr_equal(r[i]->have, r[i]->want);
+		assert_ptr_equal(route_have(r[i]), route_want(r[i]));
 
 	/* A gateway the kernel cannot reach: one asks, the rest go inline and wait as such routes do. */
 	for (unsigned i = 0; i < 3; i++) {
@@ -495,15 +495,15 @@ test_object_taken_over_and_shared(void **state)
 	h->nh_id = x;
 	h->nh_state = RATTR_NH_CREATED;
 	r1 = want_route_via(1, "198.51.100.21"); /* via the gateway alone */
-	r1->have = rattr_ref(h);
+	route_set_have(r1, rattr_ref(h));
 	r1->flags &= (uint8_t)~R_EXCL;
 	r2 = troute_want(t, "192.0.2.2", 32, "198.51.100.21");
 	route_set_want(r2, rattr_ref(h));    /* fed with its device */
-	r2->have = h;                        /* the reference rattr_via gave */
+	route_set_have(r2, h);               /* the reference rattr_via gave */
 	run();
 	assert_int_equal(kf_nl_unanswered(), 0); /* nothing written */
-	assert_ptr_equal(r1->have, r1->want);
-	assert_int_equal(r1->want->nh_id, x);
+	assert_ptr_equal(route_have(r1), route_want(r1));
+	assert_int_equal(route_want(r1)->nh_id, x);
 
 	/* r1 goes: its route is deleted, the object stays (r2 uses it). */
 	route_set_want(r1, NULL);
@@ -553,8 +553,8 @@ test_asking_batch_refused(void **state)
 	assert_int_equal(kf_nl_type(0), RTM_NEWNEXTHOP);
 	kf_nl_ack(2, 0);
 	nl_poll();
-	assert_ptr_equal(r[1]->have, r[1]->want);
-	assert_ptr_equal(r[2]->have, r[2]->want);
+	assert_ptr_equal(route_have(r[1]), route_want(r[1]));
+	assert_ptr_equal(route_have(r[2]), route_want(r[2]));
 	assert_int_equal(inflight(), 0);
 }
 
@@ -572,7 +572,7 @@ test_out_of_order_ack(void **state)
 	third = kf_nl_seq(2);
 	kf_nl_ack_seq(third, 0);
 	nl_poll();
-	assert_ptr_equal(r[2]->have, r[2]->want);
+	assert_ptr_equal(route_have(r[2]), route_want(r[2]));
 	assert_int_equal(inflight(), 0);
 	assert_true(r[0]->flags & R_QUEUED);
 	assert_true(r[1]->flags & R_QUEUED);
@@ -583,7 +583,7 @@ test_out_of_order_ack(void **state)
 	kf_nl_ack(2, 0);
 	nl_poll();
 	for (unsigned i = 0; i < 3; i++)
-		assert_ptr_equal(r[i]->have, r[i]->want);
+		assert_ptr_equal(route_have(r[i]), route_want(r[i]));
 }
 
 int

@@ -143,7 +143,7 @@ installed_route(struct rtable *t, const char *dst, unsigned plen)
 {
 	struct route *r = troute_want(t, dst, plen, "2001:db8:ff::1");
 
-	r->have = rattr_ref(r->want);
+	route_set_have(r, rattr_ref(route_want(r)));
 	r->owner = 0; /* someone's */
 	t->n_installed++;
 	return r;
@@ -164,7 +164,7 @@ retry_then_adopt(struct rtable *t, unsigned n, const char *dst, unsigned plen)
 	cond_table = t;
 	assert_true(run_until(table_ready));
 	assert_non_null(lookup(t, dst, plen));
-	assert_non_null(lookup(t, dst, plen)->have);
+	assert_non_null(route_have(lookup(t, dst, plen)));
 }
 
 static int
@@ -232,7 +232,7 @@ test_interrupted_then_good(void **state)
 	cond_table = t;
 	assert_true(run_until(table_ready));
 	assert_non_null(lookup(t, "198.51.100.0", 24));
-	assert_non_null(lookup(t, "198.51.100.0", 24)->have);
+	assert_non_null(route_have(lookup(t, "198.51.100.0", 24)));
 	assert_null(lookup(t, "192.0.2.0", 24)); /* nothing from the interrupted dump */
 	assert_null(lookup(t, "203.0.113.0", 24));
 	sync_get_stats(&st);
@@ -281,17 +281,17 @@ test_notifications_replayed_in_order(void **state)
 	assert_int_equal(st.dumps_completed, 1);
 	assert_int_equal(st.dumps_interrupted, 0);
 	assert_int_equal(st.notifications_replayed, 7);
-	assert_true(lookup(t, "10.0.0.0", 8) == NULL || lookup(t, "10.0.0.0", 8)->have == NULL);
+	assert_true(lookup(t, "10.0.0.0", 8) == NULL || route_have(lookup(t, "10.0.0.0", 8)) == NULL);
 	assert_non_null(lookup(t, "192.0.2.0", 24));
-	assert_non_null(lookup(t, "192.0.2.0", 24)->have);
-	assert_true(lookup(t, "198.51.100.0", 24) == NULL || lookup(t, "198.51.100.0", 24)->have == NULL);
+	assert_non_null(route_have(lookup(t, "192.0.2.0", 24)));
+	assert_true(lookup(t, "198.51.100.0", 24) == NULL || route_have(lookup(t, "198.51.100.0", 24)) == NULL);
 	assert_null(lookup(t, "203.0.113.0", 24));
 	assert_non_null(lookup(t, "172.16.0.0", 12));
-	assert_non_null(lookup(t, "172.16.0.0", 12)->have);
+	assert_non_null(route_have(lookup(t, "172.16.0.0", 12)));
 	assert_int_equal(t->n_installed, 2); /* A and E */
 	/* After the scan, notifications are acted on at once again. */
 	notify(t, RTM_DELROUTE, "172.16.0.0", 12, 12);
-	assert_true(lookup(t, "172.16.0.0", 12) == NULL || lookup(t, "172.16.0.0", 12)->have == NULL);
+	assert_true(lookup(t, "172.16.0.0", 12) == NULL || route_have(lookup(t, "172.16.0.0", 12)) == NULL);
 }
 
 /* More notifications during a dump than can be kept: the dump is taken again. */
@@ -384,10 +384,10 @@ test_v6_changed_during_dump(void **state)
 	nlb_route(b, AF_INET6, "2001:db8::", 32, 100, 12, 0, 0);
 	nlb_done(b, 0);
 	deliver();
-	for (int i = 0; i < 50 && lost->have; i++)
+	for (int i = 0; i < 50 && route_have(lost); i++)
 		uv_run(&loop, UV_RUN_NOWAIT);
 	assert_false(t->dump_unsure);
-	assert_null(lost->have); /* the repair walk found it lost: written again */
+	assert_null(route_have(lost)); /* the repair walk found it lost: written again */
 	assert_true(lost->flags & R_QUEUED);
 }
 
