@@ -69,6 +69,7 @@ struct clist {
 };
 
 struct slab {
+	struct slab_chunks by; /* first: slab_deref (slab.h) reads it */
 	const char *name;
 	size_t obj_size;
 	unsigned per_page;
@@ -82,8 +83,6 @@ struct slab {
 	int walking;      /* bucket being walked, or -1 */
 	struct page *cur; /* next page to visit in that bucket */
 	struct chunk *chunks; /* all chunks, through all_next */
-	struct chunk **ids;   /* chunks by number (slab_ref); [0] unused, NULL: free */
-	uint32_t n_ids;       /* entries of ids[] */
 	struct clist released_chunks;
 	struct clist vacant;
 	unsigned next_bucket;
@@ -97,6 +96,8 @@ struct slab {
 	pthread_t owner;
 #endif
 };
+
+_Static_assert(offsetof(struct slab, by) == 0, "slab_deref reads the chunks at the start of a slab");
 
 #ifndef NDEBUG
 #define ASSERT_OWNER(s) assert(pthread_equal((s)->owner, pthread_self()))

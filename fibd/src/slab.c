@@ -154,24 +154,24 @@ static uint32_t
 chunk_id_take(struct slab *s)
 {
 	uint32_t id, n;
-	struct chunk **ids;
+	void **ids;
 
-	for (id = 1; id < s->n_ids; id++)
-		if (!s->ids[id])
+	for (id = 1; id < s->by.n_ids; id++)
+		if (!s->by.ids[id])
 			return id;
-	if (s->n_ids >= SLAB_REF_CHUNKS) {
+	if (s->by.n_ids >= SLAB_REF_CHUNKS) {
 		errno = ENOMEM;
 		return 0;
 	}
-	n = s->n_ids ? s->n_ids * 2 : 16;
+	n = s->by.n_ids ? s->by.n_ids * 2 : 16;
 	if (n > SLAB_REF_CHUNKS)
 		n = SLAB_REF_CHUNKS;
-	if (!(ids = realloc(s->ids, n * sizeof(*ids))))
+	if (!(ids = realloc(s->by.ids, n * sizeof(*ids))))
 		return 0;
-	memset(ids + s->n_ids, 0, (n - s->n_ids) * sizeof(*ids));
-	id = s->n_ids ? s->n_ids : 1;
-	s->ids = ids;
-	s->n_ids = n;
+	memset(ids + s->by.n_ids, 0, (n - s->by.n_ids) * sizeof(*ids));
+	id = s->by.n_ids ? s->by.n_ids : 1;
+	s->by.ids = ids;
+	s->by.n_ids = n;
 	return id;
 }
 
@@ -203,7 +203,7 @@ chunk_map(struct slab *s)
 	c = (struct chunk *)base;
 	c->slab = s;
 	c->id = id;
-	s->ids[id] = c;
+	s->by.ids[id] = c;
 	c->all_prev = NULL;
 	c->all_next = s->chunks;
 	if (s->chunks)
@@ -244,7 +244,7 @@ chunk_unmap(struct slab *s, struct chunk *c)
 	s->n_chunks--;
 	s->chunks_unmapped++;
 	mapped_total -= SLAB_CHUNK_SIZE;
-	s->ids[c->id] = NULL;
+	s->by.ids[c->id] = NULL;
 	munmap(c, SLAB_CHUNK_SIZE);
 }
 
@@ -335,7 +335,7 @@ slab_destroy(struct slab *s)
 		mapped_total -= SLAB_CHUNK_SIZE;
 		munmap(c, SLAB_CHUNK_SIZE);
 	}
-	free(s->ids);
+	free(s->by.ids);
 	free(s);
 	return NULL;
 }
@@ -348,19 +348,10 @@ slab_ref(const struct slab *s, const void *obj)
 	if (!obj)
 		return 0;
 	c = chunk_of(obj);
-	assert(c->slab == s && s->ids[c->id] == c);
+	assert(c->slab == s && s->by.ids[c->id] == c);
 	assert((((uintptr_t)obj - (uintptr_t)c) & 7) == 0);
 	(void)s;
 	return c->id << SLAB_REF_SLOT_BITS | (uint32_t)(((uintptr_t)obj - (uintptr_t)c) >> 3);
-}
-
-void *
-slab_deref(const struct slab *s, uint32_t ref)
-{
-	if (!ref)
-		return NULL;
-	assert(ref >> SLAB_REF_SLOT_BITS < s->n_ids && s->ids[ref >> SLAB_REF_SLOT_BITS]);
-	return (char *)s->ids[ref >> SLAB_REF_SLOT_BITS] + ((size_t)(ref & ((1u << SLAB_REF_SLOT_BITS) - 1)) << 3);
 }
 
 void *

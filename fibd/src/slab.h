@@ -9,6 +9,7 @@
 #define FIBD_SLAB_H
 
 #include <stdbool.h>
+#include <assert.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -69,10 +70,35 @@ void slab_free(struct slab *s, void *obj);
  * maps at most 2^SLAB_REF_CHUNK_BITS - 1 chunks (almost 32 GiB) at once.
  *
  * slab_ref - the reference of obj (NULL: 0). slab_deref - its object (0: NULL).
+ * slab_at - the object of a reference known not to be 0.
  */
 #define SLAB_REF_CHUNK_BITS 14
 uint32_t slab_ref(const struct slab *s, const void *obj);
-void *slab_deref(const struct slab *s, uint32_t ref);
+
+/*
+ * The start of every struct slab: its chunks by number. slab_deref reads it
+ * inline, as a trie walk or a route list follows a reference at every step.
+ */
+struct slab_chunks {
+	void **ids;     /* [0] unused, NULL: a free number */
+	uint32_t n_ids; /* entries of ids[] */
+};
+
+static inline void *
+slab_at(const struct slab *s, uint32_t ref)
+{
+	const struct slab_chunks *by = (const struct slab_chunks *)(const void *)s;
+	uint32_t chunk = ref >> (32 - SLAB_REF_CHUNK_BITS);
+
+	assert(ref && chunk < by->n_ids && by->ids[chunk]);
+	return (char *)by->ids[chunk] + ((size_t)(ref & ((1u << (32 - SLAB_REF_CHUNK_BITS)) - 1)) << 3);
+}
+
+static inline void *
+slab_deref(const struct slab *s, uint32_t ref)
+{
+	return ref ? slab_at(s, ref) : NULL;
+}
 
 /*
  * slab_cleanup - one bounded step of tidying: recently freed objects held for

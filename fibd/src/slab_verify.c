@@ -51,13 +51,13 @@ slab_verify(const struct slab *s, uint64_t *ret_hidden_free)
 
 	uint64_t numbered = 0;
 
-	for (uint32_t id = 1; id < s->n_ids; id++)
-		numbered += s->ids[id] != NULL;
+	for (uint32_t id = 1; id < s->by.n_ids; id++)
+		numbered += s->by.ids[id] != NULL;
 	if (numbered != s->n_chunks)
 		return -EUCLEAN;
 	for (const struct chunk *c = s->chunks; c; c = c->all_next) {
 		unsigned released = 0;
-		if (c->slab != s || c->id == 0 || c->id >= s->n_ids || s->ids[c->id] != c)
+		if (c->slab != s || c->id == 0 || c->id >= s->by.n_ids || s->by.ids[c->id] != c)
 			return -EUCLEAN;
 		for (size_t i = SLAB_HEADER_PAGES; i < SLAB_CHUNK_PAGES; i++) {
 			const struct page *p = &c->pages[i];

@@ -39,7 +39,7 @@
 /* A node's prefix is 4 bytes in IPv4 tables and 16 in IPv6 ones: two slabs. */
 struct tnode {
 	uint32_t child[2]; /* in the node slab of the table's family */
-	uint32_t routes;   /* in route_slab: the first of the prefix's routes */
+	uint32_t routes;   /* in table_route_slab: the first of the prefix's routes */
 	uint8_t plen;
 	uint8_t prefix[]; /* bits past plen are zero */
 };
@@ -52,17 +52,17 @@ struct tnode {
 static struct rtable *tables[TABLE_MAX];
 static unsigned n_tables;
 bool table_decouple_new;
-static struct slab *route_slab;
+struct slab *table_route_slab;
 static struct slab *node_slab4;
 static struct slab *node_slab6;
 
 int
 table_init(void)
 {
-	route_slab = slab_new(sizeof(struct route), "routes", 0);
+	table_route_slab = slab_new(sizeof(struct route), "routes", 0);
 	node_slab4 = slab_new(NODE_SIZE(4), "IPv4 trie nodes", 0);
 	node_slab6 = slab_new(NODE_SIZE(16), "IPv6 trie nodes", 0);
-	if (!route_slab || !node_slab4 || !node_slab6)
+	if (!table_route_slab || !node_slab4 || !node_slab6)
 		return -ENOMEM;
 	return 0;
 }
@@ -75,7 +75,7 @@ table_shutdown(void)
 		free(tables[i]);
 	}
 	n_tables = 0;
-	route_slab = slab_destroy(route_slab);
+	table_route_slab = slab_destroy(table_route_slab);
 	node_slab4 = slab_destroy(node_slab4);
 	node_slab6 = slab_destroy(node_slab6);
 }
@@ -144,26 +144,20 @@ nd(const struct slab *ns, uint32_t ref)
 static struct route *
 routes_of(const struct tnode *n)
 {
-	return slab_deref(route_slab, n->routes);
-}
-
-struct route *
-route_at(uint32_t ref)
-{
-	return slab_deref(route_slab, ref);
+	return slab_deref(table_route_slab, n->routes);
 }
 
 uint32_t
 route_ref(const struct route *r)
 {
-	return slab_ref(route_slab, r);
+	return slab_ref(table_route_slab, r);
 }
 
 /* The node holding r's prefix. */
 static struct tnode *
 node_of(const struct route *r)
 {
-	return nd(node_slab(tables[r->rt]), r->node);
+	return slab_at(node_slab(tables[r->rt]), r->node);
 }
 
 static unsigned
@@ -302,7 +296,7 @@ node_prune(struct rtable *t, const union ps_addr *prefix, unsigned plen)
 	path[depth] = link;
 	/* Walk up: drop empty nodes, splice out nodes with one child. */
 	for (;;) {
-		n = nd(ns, *path[depth]);
+		n = slab_at(ns, *path[depth]);
 		if (n->routes || (n->child[0] && n->child[1]))
 			break;
 		*path[depth] = n->child[0] ? n->child[0] : n->child[1];
@@ -340,7 +334,7 @@ table_insert(struct rtable *t, const union ps_addr *prefix, uint8_t plen, uint8_
 	for (r = routes_of(n); r; r = route_at(r->next))
 		if (r->tos == tos && r->metric == metric)
 			return r;
-	r = slab_alloc(route_slab);
+	r = slab_alloc(table_route_slab);
 	if (!r) {
 		if (!n->routes)
 			node_prune(t, prefix, plen);
@@ -382,7 +376,7 @@ table_release(struct route *r)
 	if (r->flags & R_WAITING)
 		t->n_waiting--;
 	route_prefix(r, &prefix);
-	slab_free(route_slab, r);
+	slab_free(table_route_slab, r);
 	if (!n->routes)
 		node_prune(t, &prefix, n->plen);
 	return true;
@@ -616,7 +610,7 @@ void
 table_slab_stats(struct slab_stats *ret_routes, struct slab_stats *ret_nodes4,
     struct slab_stats *ret_nodes6)
 {
-	slab_get_stats(route_slab, ret_routes);
+	slab_get_stats(table_route_slab, ret_routes);
 	slab_get_stats(node_slab4, ret_nodes4);
 	slab_get_stats(node_slab6, ret_nodes6);
 }
@@ -624,9 +618,9 @@ table_slab_stats(struct slab_stats *ret_routes, struct slab_stats *ret_nodes4,
 bool
 table_slab_cleanup(void)
 {
-	slab_cleanup(route_slab);
+	slab_cleanup(table_route_slab);
 	slab_cleanup(node_slab4);
 	slab_cleanup(node_slab6);
-	return slab_cleanup_pending(route_slab) || slab_cleanup_pending(node_slab4) ||
+	return slab_cleanup_pending(table_route_slab) || slab_cleanup_pending(node_slab4) ||
 	    slab_cleanup_pending(node_slab6);
 }

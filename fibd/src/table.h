@@ -16,6 +16,7 @@
 #include <proto-shim/msg.h>
 
 #include "rattr.h"
+#include "slab.h"
 
 #define TABLE_MAX 256       /* (kernel table, family) pairs fibd manages; route.rt is 8 bits */
 #define OWNER_NONE 0xffffu
@@ -64,8 +65,16 @@ struct route {
 
 _Static_assert(sizeof(struct route) == 48, "a route's size is most of fibd's memory per route");
 
+/* The slab of every route (table.c). */
+extern struct slab *table_route_slab;
+
 /* route_at - the route a link names (0: NULL). route_ref - the link naming r (NULL: 0). */
-struct route *route_at(uint32_t ref);
+static inline struct route *
+route_at(uint32_t ref)
+{
+	return slab_deref(table_route_slab, ref);
+}
+
 uint32_t route_ref(const struct route *r);
 
 static inline struct rattr *
