@@ -3,14 +3,15 @@
 # BIRD through fibd (LEARN), as the kernel protocol learns alien routes: those
 # there when BIRD connects, those added and deleted later, one route per kernel
 # metric with the lowest preferred, ECMP; never fibd's own routes, never proto
-# kernel ones. Across a fibd restart, what was deleted meanwhile is gone.
+# kernel ones. Across a fibd restart, what was deleted meanwhile is gone. A
+# kernel protocol beside it still hears the kernel's route notifications.
 set -u
 . "$(dirname "$0")/lib.sh"
 
 require_root
 require_fibd
 require_bird
-tap_plan 10
+tap_plan 11
 diag "$("$BIRD_DIR/bird" --version 2>&1)"
 
 ns_with_link A bl
@@ -31,6 +32,10 @@ router id 192.0.2.1;
 log "$W/bird.conf.log" all;
 protocol device {}
 protocol static s4 { ipv4; route 10.70.0.0/16 via 198.51.100.1; }
+# A kernel protocol beside fibd's: the patch has BIRD join the kernel's route
+# groups only when one starts; it must still hear a change at once.
+ipv4 table t150;
+protocol kernel k150 { kernel table 150; learn; scan time 600; ipv4 { table t150; import all; export none; }; }
 protocol fibd f1 {
   socket "$SOCK"; kernel table 100; learn on;
   ipv4 { import all; export all; };
@@ -60,6 +65,9 @@ check "fibd's own routes (exported from BIRD) are not learned back" wait_until 1
 k route add 10.60.0.0/16 via 198.51.100.1 table 100 proto static
 check "a route added later is learned" wait_until 10 bash -c \
 	"ip netns exec $A $BIRD_DIR/birdc -s $W/bird.conf.ctl show route protocol f1 | grep -q '^10.60.0.0/16'"
+k route add 10.80.0.0/16 via 198.51.100.1 table 150 proto static
+check "a kernel protocol beside it learns a route at once (scan time 600)" wait_until 5 bash -c \
+	"ip netns exec $A $BIRD_DIR/birdc -s $W/bird.conf.ctl show route table t150 | grep -q '^10.80.0.0/16'"
 k route del 10.50.0.0/16 table 100
 check "a route deleted later is withdrawn from BIRD" wait_until 10 bash -c \
 	"! ip netns exec $A $BIRD_DIR/birdc -s $W/bird.conf.ctl show route protocol f1 | grep -q '^10.50.0.0/16'"
