@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Probe a running BIRD while it loads a table into the kernel, then in steady state.
 
-  bird_probe.py [--from S] [--mark FILE] [--base B4,B6] CTL_SOCKET TABLE N4 N6 STEADY_S BIRD_PID [RECEIVER_PID...]
+  bird_probe.py [--from S] [--mark FILE] [--base B4,B6] [--churn SPEC] CTL_SOCKET TABLE N4 N6 STEADY_S BIRD_PID [RECEIVER_PID...]
   bird_probe.py --startup CTL_SOCKET
 
 Run inside BIRD's network namespace, started together with BIRD.
@@ -23,7 +23,13 @@ from /proc/net/fib_triestat (IPv4 prefixes of the table) and /proc/net/rt6_stats
 (IPv6 routes of all tables, less those there before BIRD started). Load ends when
 the kernel holds N4 and N6 routes more than --base says the table had before
 (none in a table of its own; the link's routes in the main table); steady state is the
-STEADY_S seconds after that. BIRD 2 has one thread, so its process CPU is its
+STEADY_S seconds after that.
+
+--churn SRC_CTL,PROTOS,C4,C6,ROUNDS: between load and steady state, ROUNDS
+times, the protocols PROTOS (names joined by '+') of another BIRD, on control
+socket SRC_CTL, are disabled until the kernel holds C4 IPv4 and C6 IPv6 routes
+fewer, then enabled until it holds them all again; the probes go on, and are
+summed up as the churn phase, with the time each step took. BIRD 2 has one thread, so its process CPU is its
 main loop's. The receivers are the processes that take BIRD's routes into the
 kernel (fibd; FRR's bgpd and zebra): their CPU and memory are summed. Prints
 one JSON object.
@@ -90,9 +96,13 @@ class Cli:
 
     def probe(self):
         t0 = time.monotonic()
-        self.s.sendall(b"show status\n")
-        self.wait_reply(600)
+        self.command("show status")
         return time.monotonic() - t0
+
+    def command(self, text):
+        self.s.sendall(text.encode() + b"\n")
+        if not self.wait_reply(600):
+            sys.exit(f"bird_probe: no reply to '{text}' in 600 s")
 
 
 def pct(xs, p):
@@ -109,6 +119,35 @@ def summary(lat):
             "timeouts_1s": sum(1 for x in ms if x > 1000)}
 
 
+def pause(tick):
+    """Until the next probe, 100 ms after the one started at tick."""
+    time.sleep(max(0.0, 0.1 - (time.monotonic() - tick)))
+
+
+def churn_phase(cli, spec, table, base4, n4):
+    """--churn: withdraw and announce again another BIRD's protocols, probing on."""
+    src_ctl, protos, c4, c6, rounds = spec[0], spec[1].split("+"), int(spec[2]), int(spec[3]), int(spec[4])
+    src = Cli(src_ctl)
+    v6_full = v6_count()
+    lat, steps = [], []
+    for _ in range(rounds):
+        for cmd, done in (("disable", lambda: v4_count(table) - base4 <= n4 - c4 and v6_count() <= v6_full - c6),
+                          ("enable", lambda: v4_count(table) - base4 >= n4 and v6_count() >= v6_full)):
+            t0 = time.monotonic()
+            for p in protos:
+                src.command(f"{cmd} {p}")
+            while True:
+                tick = time.monotonic()
+                lat.append(cli.probe())
+                if done():
+                    break
+                if time.monotonic() - t0 > 300:
+                    sys.exit(f"bird_probe: the kernel did not follow '{cmd}' in 300 s")
+                pause(tick)
+            steps.append(round(time.monotonic() - t0, 2))
+    return {"churn": summary(lat), "churn_steps_s": steps}
+
+
 def main():
     args = sys.argv[1:]
     start = time.monotonic()
@@ -116,12 +155,14 @@ def main():
         Cli(args[1])
         print(json.dumps({"startup_s": round(time.monotonic() - start, 3)}))
         return
-    count_from, mark, base4, base6 = 0.0, None, 0, 0
-    while args[0] in ("--from", "--mark", "--base"):
+    count_from, mark, base4, base6, churn = 0.0, None, 0, 0, None
+    while args[0] in ("--from", "--mark", "--base", "--churn"):
         if args[0] == "--from":
             count_from = float(args[1])
         elif args[0] == "--mark":
             mark = args[1]
+        elif args[0] == "--churn":
+            churn = args[1].split(",")
         else:
             base4, base6 = (int(x) for x in args[1].split(","))
         args = args[2:]
@@ -137,34 +178,36 @@ def main():
         load.append(first - t)
         t += 0.1
     converged = None
-    cpu0 = None
     while True:
         tick = time.monotonic()
         lat = cli.probe()
         now = time.monotonic()
-        if converged is None:
-            load.append(lat)
-            # (now was taken before the counts: the exact one dumps the table,
-            # which takes a while)
-            if v4_count(table) - base4 >= n4 and v6_count() >= n6 and v6_exact(table) - base6 >= n6:
-                converged = now - start
-                steady_start = now
-                cpu0 = cpu_s(bird)
-                rcpu0 = sum(cpu_s(p) for p in recv)
-                if mark:
-                    open(mark, "w").close()
-        else:
-            steady.append(lat)
-            if now - steady_start >= steady_s:
-                break
-        if converged is None and now - start > 600:
+        load.append(lat)
+        # (now was taken before the counts: the exact one dumps the table,
+        # which takes a while)
+        if v4_count(table) - base4 >= n4 and v6_count() >= n6 and v6_exact(table) - base6 >= n6:
+            converged = now - start
+            if mark:
+                open(mark, "w").close()
             break
-        time.sleep(max(0.0, 0.1 - (time.monotonic() - tick)))
+        if now - start > 600:
+            break
+        pause(tick)
     out = {"converge_s": round(converged, 2) if converged is not None else None,
            "first_answer_s": round(first, 2),
-           "load": summary(load), "steady": summary(steady)}
+           "load": summary(load)}
+    if converged is not None and churn:
+        out.update(churn_phase(cli, churn, table, base4, n4))
     if converged is not None:
+        steady_start = time.monotonic()
+        cpu0 = cpu_s(bird)
+        rcpu0 = sum(cpu_s(p) for p in recv)
+        while time.monotonic() - steady_start < steady_s:
+            tick = time.monotonic()
+            steady.append(cli.probe())
+            pause(tick)
         span = time.monotonic() - steady_start
+        out["steady"] = summary(steady)
         out["bird_load_cpu_s"] = round(cpu0, 2)
         out["bird_steady_cpu_pct"] = round(100 * (cpu_s(bird) - cpu0) / span, 2)
         if recv:

@@ -3,7 +3,7 @@
 #   bench/run.sh slab
 set -euo pipefail
 cd "$(dirname "$0")/.."
-which=${1:?usage: bench/run.sh slab|feed [--uniform] [--no-dev] [ROUTES]|rescan [N]|scale [N4 N6]|dump [N]|bird|bgp [--bird 2.0.12|2.19|3] [N4 N6 STEADY_S]}
+which=${1:?usage: bench/run.sh slab|feed [--uniform] [--no-dev] [ROUTES]|rescan [N]|scale [N4 N6]|dump [N]|bird|bgp [--bird 2.0.12|2.19|3] [N4 N6 STEADY_S]|churn [--bird 2.0.12|2.19|3] [N4 N6 CHURN ROUNDS STEADY_S]}
 shift
 
 scripts/setup.sh >/dev/null
@@ -17,9 +17,10 @@ feed) BUILD_DIR=build-bench exec bench/feed.sh "$@" ;;
 rescan) BUILD_DIR=build-bench exec bench/rescan.sh "$@" ;;
 scale) BUILD_DIR=build-bench exec bench/scale.sh "$@" ;;
 dump) BUILD_DIR=build-bench exec bench/dump.sh "$@" ;;
-bird | bgp)
+bird | bgp | churn)
 	# --bird VERSION: the BIRD to measure (default 2.0.12), built by bird-glue/build.sh.
 	# bgp: BIRD over BGP into fibd beside BIRD's kernel protocol, FRR's zebra and fibctl feed.
+	# churn: the table over BGP into the BIRD measured, part of it withdrawn and announced again.
 	[ "$which" = bgp ] && export BENCH_ONLY=bgp
 	version=2.0.12
 	if [ "${1:-}" = --bird ]; then
@@ -36,7 +37,9 @@ bird | bgp)
 		tail -n 30 "$out.build.log" >&2
 		exit 1
 	fi
-	BUILD_DIR=build-bench BIRD_DIR=$PWD/$out exec bench/bird.sh "$@"
+	script=bench/bird.sh
+	[ "$which" = churn ] && script=bench/churn.sh
+	BUILD_DIR=build-bench BIRD_DIR=$PWD/$out exec "$script" "$@"
 	;;
-*) echo "bench/run.sh: unknown benchmark '$which' (known: slab, feed, rescan, scale, dump, bird, bgp)" >&2; exit 2 ;;
+*) echo "bench/run.sh: unknown benchmark '$which' (known: slab, feed, rescan, scale, dump, bird, bgp, churn)" >&2; exit 2 ;;
 esac
