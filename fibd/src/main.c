@@ -195,9 +195,10 @@ main_on_signal(uv_signal_t *h, int signum)
 		}
 		/* Where fibd listens, what it marks routes with and how it writes them: a restart. */
 		if (strcmp(c.socket, m.conf.socket) || c.protocol != m.conf.protocol ||
-		    c.nexthop_objects != m.conf.nexthop_objects || strcmp(c.state_file, m.conf.state_file))
-			log_warn("reload: socket, protocol, nexthop_objects and state_file change only with "
-				 "a restart; the others are applied");
+		    c.nexthop_objects != m.conf.nexthop_objects || c.writer_nice != m.conf.writer_nice ||
+		    strcmp(c.state_file, m.conf.state_file))
+			log_warn("reload: socket, protocol, nexthop_objects, writer_nice and state_file change "
+				 "only with a restart; the others are applied");
 		m.conf.log_level = c.log_level;
 		m.conf.flush_on_exit = c.flush_on_exit;
 		m.conf.startup_grace = c.startup_grace;
@@ -408,6 +409,7 @@ main(int argc, char **argv)
 	status_set_bgp(bgp_peer_info_at);
 	owner_init(&m.loop, &(const struct owner_hooks){ .ready = feed_wake });
 	learn_init(m.conf.protocol, &sync_env, feed_learn);
+	nl_set_writer_nice(m.conf.writer_nice);
 	if ((r = nl_init(&m.loop, m.conf.protocol, &(const struct nl_hooks){ .done = owner_route_done,
 		 .writable = sync_table_ready, .exists = sync_route_exists })) < 0)
 		log_fatal_errno(r, "cannot open the netlink writer's socket");

@@ -97,6 +97,12 @@ uint32_t nl_portid(void);
 void nl_use_nh_objects(int mode);
 
 /*
+ * nl_set_writer_nice - how many nice steps below the loop the writer thread
+ * runs (0..19; default 10), SCHED_BATCH too when not 0. Call before nl_init.
+ */
+void nl_set_writer_nice(int steps);
+
+/*
  * nl_close - stop the writer thread (after the send under way) and close the
  * sockets; routes in flight stay as they are.
  */
