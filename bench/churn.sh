@@ -3,8 +3,9 @@
 # BIRD's kernel protocol and with protocol fibd, each in a fresh namespace:
 #   source  a stock BIRD (the same binary) holding the routes as static
 #           protocols, s4/s6 and the churning part c4/c6, exporting them over
-#           an internal BGP session on lo, port 1179 as both listen (next hop kept: the link's gateway,
-#           which the measured BIRD resolves through the link's prefix)
+#           an internal BGP session on lo (the source listens on port 1179,
+#           the measured BIRD on 179); next hops kept: the link's gateway,
+#           which the measured BIRD resolves through the link's prefix
 #   BIRD    the BIRD measured: its BGP imports them, and one export protocol
 #           writes them into kernel table 100:
 #   kernel  BIRD's own kernel protocol (k4 and k6, scan time 10), the reference

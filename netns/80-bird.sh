@@ -10,7 +10,7 @@ set -u
 require_root
 require_fibd
 require_bird
-tap_plan 14
+tap_plan 15
 diag "$("$BIRD_DIR/bird" --version 2>&1)"
 
 ns_with_link A b1
@@ -97,6 +97,22 @@ if ! wait_until 30 kernel_table_is "$A" 100 "$W/want"; then
 fi
 check "table 100: v4, v6, ECMP with weights, merged paths, blackhole, unreachable, prohibit, BGP" \
 	kernel_table_is "$A" 100 "$W/want"
+# With no kernel protocol, BIRD's netlink sockets are in no route group
+# (RTMGRP_IPV4_ROUTE 0x40, RTMGRP_IPV6_ROUTE 0x400; the patch): fibd's writes
+# do not flood BIRD's loop. Its sockets by inode in the namespace's table.
+check "without a kernel protocol, BIRD takes no route notifications" ip netns exec "$A" python3 -c '
+import os, sys
+pid = sys.argv[1]
+inodes = set()
+for fd in os.listdir(f"/proc/{pid}/fd"):
+    link = os.readlink(f"/proc/{pid}/fd/{fd}")
+    if link.startswith("socket:["):
+        inodes.add(link[8:-1])
+groups = [int(f[3], 16) for f in (l.split() for l in open("/proc/net/netlink").readlines()[1:])
+          if f[1] == "0" and f[-1] in inodes]
+assert groups and any(g & 0x1 for g in groups), groups       # the link group: its async socket
+assert not any(g & 0x440 for g in groups), [hex(g) for g in groups]
+' "$R1"
 check "krt_prefsrc from the export filter reaches the kernel" bash -c \
 	"ip -n $A route show table 100 10.4.0.0/16 | grep -q 'src 198.51.100.2'"
 echo "10.1.0.0/16 via 198.51.100.1 dev va metric 500" >"$W/want101"

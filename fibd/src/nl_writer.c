@@ -109,7 +109,12 @@ nl_set_writer_nice(int steps)
 	writer_nice = steps;
 }
 
-/* In the thread, first: SCHED_BATCH and writer_nice steps below the loop (0: as the loop). */
+/*
+ * In the thread, first: its name, and SCHED_BATCH and writer_nice steps below
+ * the loop (0: as the loop). The kernel may preempt it inside a send while it
+ * holds the RTNL lock, and other RTNL users then wait for it a little longer
+ * under load; the figures above are with that.
+ */
 static void
 lower_priority(void)
 {
@@ -117,10 +122,11 @@ lower_priority(void)
 	pid_t tid = gettid();
 	int base, r;
 
+	pthread_setname_np(pthread_self(), "fibd-writer");
 	if (!writer_nice)
 		return;
 	/* (another policy an operator set, for the whole service, is kept) */
-	if (sched_getscheduler(0) == SCHED_OTHER &&
+	if ((sched_getscheduler(0) & ~SCHED_RESET_ON_FORK) == SCHED_OTHER &&
 	    (r = pthread_setschedparam(pthread_self(), SCHED_BATCH, &sp)) != 0)
 		log_warn_errno(r, "nl: the writer thread stays SCHED_OTHER");
 	errno = 0;
