@@ -119,10 +119,8 @@ print("%d,%d" % sampler.held_besides(int(sys.argv[2]), sys.argv[3]))' "$here/../
 		echo "$export"
 	} >"$W/bird-$name.conf"
 	rm -f "$W/bird.ctl"
-	ip netns exec "$NS" "$BIRD_DIR/bird" -f -c "$W/bird-$name.conf" -s "$W/bird.ctl" -P "$W/bird.pid" \
-		2>>"$W/bird-$name.log" &
-	bird_pid=$!
-	pids+=("$bird_pid")
+	start_bird "$W/bird-$name.conf" "$W/bird.ctl"
+	bird_pid=$bird_started
 	if [ -z "$export" ]; then
 		ip netns exec "$NS" python3 "$here/bird_probe.py" --startup "$W/bird.ctl" >"$W/$name.json"
 	else

@@ -55,10 +55,8 @@ print("%d,%d" % sampler.held_besides(100, sys.argv[2]))' "$here/../netns" "$W/ro
 		echo "protocol bgp measured { local 203.0.113.3 port 1179 as 65000; neighbor 203.0.113.2 as 65000; passive on;"
 		echo "  ipv4 { import none; export all; next hop keep; }; ipv6 { import none; export all; next hop keep; }; }"
 	} >"$W/src-$name.conf"
-	ip netns exec "$NS" "$BIRD_DIR/bird" -f -c "$W/src-$name.conf" -s "$W/src.ctl" -P "$W/src.pid" \
-		2>>"$W/src-$name.log" &
-	src_pid=$!
-	pids+=("$src_pid")
+	start_bird "$W/src-$name.conf" "$W/src.ctl"
+	src_pid=$bird_started
 	# The source has its routes before the measured BIRD starts.
 	ip netns exec "$NS" python3 "$here/bird_probe.py" --startup "$W/src.ctl" >/dev/null
 	if [ "$recv" = fibd ]; then
@@ -76,10 +74,8 @@ print("%d,%d" % sampler.held_besides(100, sys.argv[2]))' "$here/../netns" "$W/ro
 		echo "  ipv4 { import all; export none; igp table igp4; }; ipv6 { import all; export none; igp table igp6; }; }"
 		echo "$export"
 	} >"$W/bird-$name.conf"
-	ip netns exec "$NS" "$BIRD_DIR/bird" -f -c "$W/bird-$name.conf" -s "$W/bird.ctl" -P "$W/bird.pid" \
-		2>>"$W/bird-$name.log" &
-	bird_pid=$!
-	pids+=("$bird_pid")
+	start_bird "$W/bird-$name.conf" "$W/bird.ctl"
+	bird_pid=$bird_started
 	ip netns exec "$NS" python3 "$here/bird_probe.py" --base "$base" \
 		--churn "$W/src.ctl,c4+c6,$C4,$C6,$ROUNDS" \
 		"$W/bird.ctl" 100 "$N4" "$N6" "$STEADY" "$bird_pid" $fibd_pid >"$W/$name.json"

@@ -49,6 +49,15 @@ start_fibd() {
 	exit 1
 }
 
+# start_bird CONF CTL: BIRD_DIR's bird in the namespace with CONF and control
+# socket CTL, its log appended to CONF's .log and its PID file beside CTL;
+# returns at once (its PID in bird_started).
+start_bird() {
+	ip netns exec "$NS" "$BIRD_DIR/bird" -f -c "$1" -s "$2" -P "${2%.ctl}.pid" 2>>"${1%.conf}.log" &
+	bird_started=$!
+	pids+=("$bird_started")
+}
+
 stop_fibd() {
 	kill "$fibd_pid"
 	wait "$fibd_pid" 2>/dev/null || true
