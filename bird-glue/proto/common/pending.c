@@ -7,7 +7,6 @@
 #include <string.h>
 
 #include "nest/bird.h"
-#include "lib/hash.h"
 #include "lib/string.h"
 
 #include "proto/fibd/pending.h"
@@ -37,10 +36,31 @@ entry_msg(const struct fibd_entry *e)
   return e->ext ? e->ext : e->msg;
 }
 
+/* A 64-bit finalizer (MurmurHash3's fmix64): every input bit reaches the top bits. */
+static inline u64
+mix64(u64 x)
+{
+  x ^= x >> 33;
+  x *= 0xff51afd7ed558ccdULL;
+  x ^= x >> 33;
+  x *= 0xc4ceb9fe1a85ec53ULL;
+  x ^= x >> 33;
+  return x;
+}
+
+/*
+ * The bucket is the hash's top bits. BIRD's mem_hash() does not fit: over an
+ * IPv4 prefix its top bits come almost only from the last octet, 0 for every
+ * /24 and shorter, so a full table fell into a few dozen long chains.
+ */
 static inline u32
 key_hash(u8 fam, u8 plen, const byte *prefix, u32 metric)
 {
-  return mem_hash(prefix, fam == 4 ? 4 : 16) ^ (plen * 0x9e3779b1u) ^ (metric * 0x85ebca6bu) ^ fam;
+  u64 a, b;
+
+  memcpy(&a, prefix, 8);
+  memcpy(&b, prefix + 8, 8);
+  return mix64(a ^ mix64(b ^ ((u64) metric << 16 | (u64) plen << 8 | fam))) >> 32;
 }
 
 static struct fibd_entry *
