@@ -1,16 +1,17 @@
 #!/usr/bin/env bash
-# fibd stops reading (SIGSTOP) while BIRD has a burst of changes for it (every
-# route withdrawn by a new export filter): BIRD keeps answering birdc, its
-# pending set stays bounded by the number of prefixes (changes to a prefix
-# coalesce), and the session survives; once fibd reads again, the changes drain
-# and the kernel ends as BIRD's configuration says.
+# fibd stops reading (SIGSTOP) while BIRD has two bursts of changes for it
+# (every route withdrawn by a new export filter, then exported again): BIRD
+# keeps answering birdc, its pending set stays bounded by the number of
+# prefixes (changes to a prefix coalesce; BIRD 3's glue stops pulling exports
+# at its high-water mark), and the session survives; once fibd reads again,
+# the changes drain and the kernel ends as BIRD's configuration says.
 set -u
 . "$(dirname "$0")/lib.sh"
 
 require_root
 require_fibd
 require_bird
-tap_plan 5
+tap_plan 7
 diag "$("$BIRD_DIR/bird" --version 2>&1)"
 
 ns_with_link A st
@@ -40,12 +41,17 @@ check "BIRD's 20000 routes are in the kernel" wait_until 60 kernel_table_is "$A"
 kill -STOP "$FIBD_PID"
 bird_conf none >"$W/bird.conf"
 birdc_in "$A" "$W/bird.conf" configure >/dev/null
-answered=0
-for _ in $(seq 20); do
-	timeout 2 ip netns exec "$A" "$BIRD_DIR/birdc" -s "$W/bird.conf.ctl" show status >/dev/null 2>&1 &&
-		answered=$((answered + 1))
-	sleep 0.1
-done
+# probes: how many of 20 birdc show status, 100 ms apart, answered within 2 s
+probes() {
+	local answered=0
+	for _ in $(seq 20); do
+		timeout 2 ip netns exec "$A" "$BIRD_DIR/birdc" -s "$W/bird.conf.ctl" show status >/dev/null 2>&1 &&
+			answered=$((answered + 1))
+		sleep 0.1
+	done
+	echo "$answered"
+}
+answered=$(probes)
 check "with fibd stalled, birdc answers (20 of 20 probes within 2 s)" test "$answered" -eq 20
 info=$(birdc_in "$A" "$W/bird.conf" show protocols all f1)
 diag "$(grep -E 'Session|Pending|Sessions' <<<"$info")"
@@ -53,10 +59,27 @@ check "the pending set stayed within the 20000 prefixes; the session was not dro
 	"grep -Eq 'peak ([0-9]{1,4}|1[0-9]{4}|20000) changes' <<<\"\$1\" &&
 	 grep -Eq 'Sessions: *1 connects, 0 disconnects, 0 dropped' <<<\"\$1\"" _ "$info"
 
-# fibd reads again: the withdrawals drain.
+# Still stalled, every route is exported again: 20000 more changes for the
+# same prefixes. BIRD 3's glue finds its pending set past the high-water mark
+# and leaves the routes in BIRD's table until fibd reads again.
+bird_conf all >"$W/bird.conf"
+birdc_in "$A" "$W/bird.conf" configure >/dev/null
+answered=$(probes)
+check "exported again with fibd stalled, birdc answers (20 of 20 probes within 2 s)" test "$answered" -eq 20
+info=$(birdc_in "$A" "$W/bird.conf" show protocols all f1)
+diag "$(grep -E 'Pending|Export paused' <<<"$info")"
+if [ "$(bird_major)" = 3 ]; then
+	check "BIRD 3: export paused at the high-water mark; the pending set still within 20000" bash -c \
+		"grep -Eq 'Export paused: *[1-9][0-9]* times.*, now' <<<\"\$1\" &&
+		 grep -Eq 'peak ([0-9]{1,4}|1[0-9]{4}|20000) changes' <<<\"\$1\"" _ "$info"
+else
+	check "the pending set still within the 20000 prefixes (the changes coalesced)" bash -c \
+		"grep -Eq 'peak ([0-9]{1,4}|1[0-9]{4}|20000) changes' <<<\"\$1\"" _ "$info"
+fi
+
+# fibd reads again: the changes drain (BIRD 3: and export goes on).
 kill -CONT "$FIBD_PID"
-: >"$W/empty"
-check "after fibd resumes, the kernel follows BIRD's configuration" wait_until 90 kernel_table_is "$A" 100 "$W/empty"
+check "after fibd resumes, the kernel follows BIRD's configuration" wait_until 90 kernel_table_is "$A" 100 "$W/want"
 check "the same session all along" bash -c \
 	"ip netns exec $A $BIRD_DIR/birdc -s $W/bird.conf.ctl show protocols all f1 | grep -Eq 'Sessions: *1 connects, 0 disconnects'"
 stop_pid "$BIRD_PID" TERM

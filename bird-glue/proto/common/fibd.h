@@ -24,6 +24,13 @@
 #define FIBD_DEFAULT_SOCKET	"/run/fibd/fibd.sock"
 #define FIBD_DEFAULT_STALE	120		/* seconds fibd keeps our routes after a crash */
 #define FIBD_DEFAULT_PENDING	(4 << 20)	/* pending prefixes before the session is dropped */
+/*
+ * BIRD 3 pulls exports: past FIBD_EXPORT_HIGH pending changes the glue stops
+ * pulling until fibd has read the set down to FIBD_EXPORT_LOW (BIRD 2 pushes
+ * them; its pending set is the only bound).
+ */
+#define FIBD_EXPORT_HIGH	4096
+#define FIBD_EXPORT_LOW		(FIBD_EXPORT_HIGH / 2)
 #define FIBD_RETRY_MIN		(1 S_)
 #define FIBD_RETRY_MAX		(30 S_)
 
@@ -51,6 +58,7 @@ struct fibd_stats {
   u64 encode_errors;			/* routes fibd's protocol cannot carry */
   u64 learned, unlearned, learn_skipped;	/* LEARN adds imported, deletes, not importable */
   u64 connects, disconnects, drops;	/* drops: the pending limit was hit */
+  u64 export_pauses;			/* BIRD 3: export stopped at FIBD_EXPORT_HIGH */
   u64 bytes_out;
 };
 
@@ -72,6 +80,8 @@ struct fibd_proto {
   timer *stop_timer;			/* shutdown: give BYE this long to drain */
   struct ps_dec *dec;			/* fibd's messages */
   u8 drop_pending;			/* the pending limit was hit: drop from the tx event */
+  u8 export_paused;			/* BIRD 3: an export run was skipped at the high-water mark */
+  void (*export_hook[2])(void *);	/* BIRD 3: the ip4 and ip6 channels' own export events */
 
   struct fibd_pending q;		/* changes waiting for the socket */
 
@@ -153,5 +163,6 @@ void fibd_learn(struct fibd_proto *p, const struct ps_route *r);
 void fibd_unlearn_all(struct fibd_proto *p);
 void fibd_refeed(struct fibd_proto *p);
 void fibd_format_time(struct fibd_proto *p, btime t, byte *buf, uint size);
+void fibd_export_resume(struct fibd_proto *p);
 
 #endif

@@ -90,6 +90,7 @@ fibd_close_session(struct fibd_proto *p)
   p->feeds_open = 0;
   p->drop_pending = 0;
   p->state = FIBD_S_IDLE;
+  fibd_export_resume(p);
 }
 
 /* Shutdown: BYE has left (or could not): the protocol is down. */
@@ -156,6 +157,15 @@ fibd_pump(struct fibd_proto *p)
   FIBD_KICK(p);
 }
 
+/* The pump, then export again if it stopped at the high-water mark and fibd has read enough. */
+static void
+fibd_pump_resume(struct fibd_proto *p)
+{
+  fibd_pump(p);
+  if (p->export_paused && p->q.routes <= FIBD_EXPORT_LOW)
+    fibd_export_resume(p);
+}
+
 static void
 fibd_send_tx(void *data)
 {
@@ -168,13 +178,13 @@ fibd_send_tx(void *data)
       fibd_disconnect(p, "too many changes pending");
     return;
   }
-  fibd_pump(p);
+  fibd_pump_resume(p);
 }
 
 static void
 fibd_tx_hook(sock *sk)
 {
-  fibd_pump(sk->data);
+  fibd_pump_resume(sk->data);
 }
 
 
@@ -701,7 +711,6 @@ fibd_postconfig(struct proto_config *CF)
   }
 }
 
-/* Runs in the main thread (the config's symbols): the kernel attribute classes, once. */
 /*
  * What init sets up in both BIRDs; the caller adds its own hooks. The CLI may
  * ask for the config before the first start.
@@ -868,6 +877,9 @@ fibd_show_proto_info(struct proto *P)
 	    p->st.learned, p->st.unlearned, p->st.learn_skipped);
   cli_msg(-1006, "  Sessions:         %lu connects, %lu disconnects, %lu dropped at the pending limit",
 	  p->st.connects, p->st.disconnects, p->st.drops);
+  if (p->st.export_pauses)
+    cli_msg(-1006, "  Export paused:    %lu times at %u pending changes%s", p->st.export_pauses,
+	    FIBD_EXPORT_HIGH, p->export_paused ? ", now" : "");
   if (p->feed_ended)
     cli_msg(-1006, "  Last full feed:   %lu routes queued in %t s, %t s ago", p->feed_routes,
 	    p->feed_ended - p->feed_started, current_time() - p->feed_ended);

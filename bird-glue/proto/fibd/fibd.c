@@ -248,6 +248,12 @@ fibd_format_time(struct fibd_proto *p UNUSED, btime t, byte *buf, uint size)
   tm_format_real_time(buf, size, config->tf_proto.fmt1, t);
 }
 
+/* BIRD 2 pushes exports (rt_notify runs inside the import): never paused, nothing to resume. */
+void
+fibd_export_resume(struct fibd_proto *p UNUSED)
+{
+}
+
 
 /*
  *	Protocol glue
