@@ -177,6 +177,7 @@ def main():
     while t < first:
         load.append(first - t)
         t += 0.1
+    waited = len(load)
     converged = None
     while True:
         tick = time.monotonic()
@@ -195,7 +196,9 @@ def main():
         pause(tick)
     out = {"converge_s": round(converged, 2) if converged is not None else None,
            "first_answer_s": round(first, 2),
-           "load": summary(load)}
+           "load": summary(load),
+           # the probes that got an answer, without those BIRD's start-up made wait
+           "load_answered": summary(load[waited:])}
     if converged is not None and churn:
         out.update(churn_phase(cli, churn, table, base4, n4))
     if converged is not None:
