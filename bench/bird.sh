@@ -134,7 +134,7 @@ print("%d,%d" % sampler.held_besides(int(sys.argv[2]), sys.argv[3]))' "$here/../
 		for f in f1 f4 f6; do
 			# (birdc fails for the names this run does not have)
 			ip netns exec "$NS" "$BIRD_DIR/birdc" -s "$W/bird.ctl" show protocols all "$f" |
-				sed -n "s/^ *Pending: */$f: /p" || true
+				sed -n "s/^ *Pending: */$f: /p; s/^ *Export paused: */$f export paused /p" || true
 		done >"$W/$name.pending"
 	fi
 	kill "$bird_pid"

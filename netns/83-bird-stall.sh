@@ -2,9 +2,11 @@
 # fibd stops reading (SIGSTOP) while BIRD has two bursts of changes for it
 # (every route withdrawn by a new export filter, then exported again): BIRD
 # keeps answering birdc, its pending set stays bounded by the number of
-# prefixes (changes to a prefix coalesce; BIRD 3's glue stops pulling exports
-# at its high-water mark), and the session survives; once fibd reads again,
-# the changes drain and the kernel ends as BIRD's configuration says.
+# prefixes (changes to a prefix coalesce), the export does not wait for a
+# fibd that does not read (BIRD 3's glue waits only for one that does: a
+# waiting export keeps changes in BIRD's journal, and a long journal corks
+# BIRD's BGP sessions), and the session survives; once fibd reads again, the
+# changes drain and the kernel ends as BIRD's configuration says.
 set -u
 . "$(dirname "$0")/lib.sh"
 
@@ -36,6 +38,7 @@ bird_conf all >"$W/bird.conf"
 start_fibd FIBD_PID "$A" "$SOCK" || { not_ok "fibd starts"; exit 1; }
 start_bird BIRD_PID "$A" "$W/bird.conf" || { not_ok "BIRD starts"; exit 1; }
 check "BIRD's 20000 routes are in the kernel" wait_until 60 kernel_table_is "$A" 100 "$W/want"
+diag "$(birdc_in "$A" "$W/bird.conf" show protocols all f1 | grep -E 'Routes sent|Pending|Export paused')"
 
 # fibd stalls; BIRD is told to export nothing any more: 20000 withdrawals.
 kill -STOP "$FIBD_PID"
@@ -60,22 +63,17 @@ check "the pending set stayed within the 20000 prefixes; the session was not dro
 	 grep -Eq 'Sessions: *1 connects, 0 disconnects, 0 dropped' <<<\"\$1\"" _ "$info"
 
 # Still stalled, every route is exported again: 20000 more changes for the
-# same prefixes. BIRD 3's glue finds its pending set past the high-water mark
-# and leaves the routes in BIRD's table until fibd reads again.
+# same prefixes. fibd has not read for seconds: the glue takes them all.
+routes_sent() { sed -n 's/^ *Routes sent: *\([0-9]*\),.*/\1/p' <<<"$1"; }
+sent0=$(routes_sent "$(birdc_in "$A" "$W/bird.conf" show protocols all f1)")
 bird_conf all >"$W/bird.conf"
 birdc_in "$A" "$W/bird.conf" configure >/dev/null
 answered=$(probes)
 check "exported again with fibd stalled, birdc answers (20 of 20 probes within 2 s)" test "$answered" -eq 20
 info=$(birdc_in "$A" "$W/bird.conf" show protocols all f1)
-diag "$(grep -E 'Pending|Export paused' <<<"$info")"
-if [ "$(bird_major)" = 3 ]; then
-	check "BIRD 3: export paused at the high-water mark; the pending set still within 20000" bash -c \
-		"grep -Eq 'Export paused: *[1-9][0-9]* times.*, now' <<<\"\$1\" &&
-		 grep -Eq 'peak ([0-9]{1,4}|1[0-9]{4}|20000) changes' <<<\"\$1\"" _ "$info"
-else
-	check "the pending set still within the 20000 prefixes (the changes coalesced)" bash -c \
-		"grep -Eq 'peak ([0-9]{1,4}|1[0-9]{4}|20000) changes' <<<\"\$1\"" _ "$info"
-fi
+diag "$(grep -E 'Routes sent|Pending|Export paused' <<<"$info")"
+check "the export did not wait for the stalled fibd: 20000 more routes into the pending set" \
+	test "$(($(routes_sent "$info") - sent0))" -eq 20000
 
 # fibd reads again: the changes drain (BIRD 3: and export goes on).
 kill -CONT "$FIBD_PID"

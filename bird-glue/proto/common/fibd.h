@@ -26,11 +26,13 @@
 #define FIBD_DEFAULT_PENDING	(4 << 20)	/* pending prefixes before the session is dropped */
 /*
  * BIRD 3 pulls exports: past FIBD_EXPORT_HIGH pending changes the glue stops
- * pulling until fibd has read the set down to FIBD_EXPORT_LOW (BIRD 2 pushes
- * them; its pending set is the only bound).
+ * pulling until fibd has read the set down to FIBD_EXPORT_LOW, but only while
+ * fibd reads (it took bytes within FIBD_EXPORT_STALL). BIRD 2 pushes them; its
+ * pending set is the only bound.
  */
 #define FIBD_EXPORT_HIGH	4096
 #define FIBD_EXPORT_LOW		(FIBD_EXPORT_HIGH / 2)
+#define FIBD_EXPORT_STALL	(1 S_)
 #define FIBD_RETRY_MIN		(1 S_)
 #define FIBD_RETRY_MAX		(30 S_)
 
@@ -81,6 +83,7 @@ struct fibd_proto {
   struct ps_dec *dec;			/* fibd's messages */
   u8 drop_pending;			/* the pending limit was hit: drop from the tx event */
   u8 export_paused;			/* BIRD 3: an export run was skipped at the high-water mark */
+  btime last_sent;			/* when the socket last took bytes */
   void (*export_hook[2])(void *);	/* BIRD 3: the ip4 and ip6 channels' own export events */
 
   struct fibd_pending q;		/* changes waiting for the socket */

@@ -148,6 +148,7 @@ fibd_pump(struct fibd_proto *p)
       return;
     }
     p->st.bytes_out += len;
+    p->last_sent = current_time();
     int r = sk_send(sk, len);
     if (r < 0)
       return;			/* the error hook ran: p->sk is gone */
@@ -748,6 +749,7 @@ fibd_start(struct proto *P)
   p->sk = NULL;
   p->dec = NULL;
   p->drop_pending = 0;
+  p->export_paused = 0;
   memset(&p->st, 0, sizeof(p->st));
   fib_init(&p->metrics4, P->pool, NET_IP4, sizeof(struct fibd_metric),
 	   OFFSETOF(struct fibd_metric, n), 0, NULL);

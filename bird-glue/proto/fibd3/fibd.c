@@ -29,9 +29,12 @@
  * that event (the first rt_notify after each export start does it): a run
  * is skipped while the pending set holds FIBD_EXPORT_HIGH changes or more,
  * and the event is sent again once fibd has read it down to FIBD_EXPORT_LOW.
- * Meanwhile the changes wait in BIRD's table (the feed reads the table
- * itself, later changes stay in its journal), not as encoded messages here:
- * a full feed took 114 MiB of pending set without this.
+ * Meanwhile the changes wait in BIRD's table (what the feed has not read yet)
+ * and in the table's journal (changes since), not as encoded messages here:
+ * a full feed took 114 MiB of pending set without this. A journal that
+ * grows past the table's cork threshold stops every BGP session's reading,
+ * so the export never waits while BIRD is corked, nor while fibd does not
+ * read (a hung fibd): then the pending set takes the changes, as in BIRD 2.
  *
  * Feeds: BIRD 3 has no feed_begin; a feed starts when the protocol goes UP
  * (after WELCOME) and export_fed ends it. export_fed also fires after
@@ -115,14 +118,23 @@ fibd_preexport(struct channel *c, rte *e)
   return krt_capable(e) ? 0 : -1;
 }
 
-/* The channel's export event, wrapped (see Flow control above). */
+/* Whether an export run may wait for fibd (see Flow control above). */
+static bool
+fibd_export_may_wait(struct fibd_proto *p)
+{
+  return p->state == FIBD_S_UP && p->q.routes >= FIBD_EXPORT_HIGH &&
+    current_time() - p->last_sent < FIBD_EXPORT_STALL &&
+    !atomic_load_explicit(&rt_cork.active, memory_order_acquire);
+}
+
+/* The channel's export event, wrapped. */
 static void
 fibd_export_event(void *data)
 {
   struct channel *c = data;
   struct fibd_proto *p = (void *) c->proto;
 
-  if (p->state == FIBD_S_UP && p->q.routes >= FIBD_EXPORT_HIGH)
+  if (fibd_export_may_wait(p))
   {
     if (!p->export_paused)
       p->st.export_pauses++;
