@@ -13,7 +13,7 @@ set -u
 require_root
 require_fibd
 require_bird
-tap_plan 7
+tap_plan 8
 diag "$("$BIRD_DIR/bird" --version 2>&1)"
 
 ns_with_link A st
@@ -78,6 +78,12 @@ check "the export did not wait for the stalled fibd: 20000 more routes into the 
 # fibd reads again: the changes drain (BIRD 3: and export goes on).
 kill -CONT "$FIBD_PID"
 check "after fibd resumes, the kernel follows BIRD's configuration" wait_until 90 kernel_table_is "$A" 100 "$W/want"
+# Withdrawn again, with fibd reading: the kernel empties (the withdrawals of
+# the stall above were replaced by the second burst before fibd read them).
+bird_conf none >"$W/bird.conf"
+birdc_in "$A" "$W/bird.conf" configure >/dev/null
+: >"$W/empty"
+check "every route withdrawn, the kernel table empties" wait_until 90 kernel_table_is "$A" 100 "$W/empty"
 check "the same session all along" bash -c \
 	"ip netns exec $A $BIRD_DIR/birdc -s $W/bird.conf.ctl show protocols all f1 | grep -Eq 'Sessions: *1 connects, 0 disconnects'"
 stop_pid "$BIRD_PID" TERM
