@@ -10,7 +10,7 @@ set -u
 require_root
 require_fibd
 require_bird
-tap_plan 15
+tap_plan 16
 diag "$("$BIRD_DIR/bird" --version 2>&1)"
 
 ns_with_link A b1
@@ -65,7 +65,11 @@ protocol fibd f1 {
 }
 protocol fibd f2 {
   socket "$SOCK"; kernel table 101; metric 0;
-  ipv4 { export filter { if net = 10.1.0.0/16 then { krt_metric = 500; accept; } reject; }; };
+  ipv4 { export filter {
+    if net = 10.1.0.0/16 then { krt_metric = 500; accept; }
+    if net = 10.8.0.0/16 then { krt_metric = 700; accept; }
+    if net = 10.2.0.0/16 then accept;
+    reject; }; };
 }
 protocol fibd f3 { disabled; socket "$SOCK"; kernel table 102; ipv4 { export all; }; }
 EOF
@@ -115,7 +119,11 @@ assert not any(g & 0x440 for g in groups), [hex(g) for g in groups]
 ' "$R1"
 check "krt_prefsrc from the export filter reaches the kernel" bash -c \
 	"ip -n $A route show table 100 10.4.0.0/16 | grep -q 'src 198.51.100.2'"
-echo "10.1.0.0/16 via 198.51.100.1 dev va metric 500" >"$W/want101"
+{
+	echo "10.1.0.0/16 via 198.51.100.1 dev va metric 500"
+	echo "blackhole 10.2.0.0/16"
+	echo "10.8.0.0/16 via 198.51.100.1 dev va metric 700"
+} >"$W/want101"
 diag "table 101: $(ip -n "$A" route show table 101)"
 check "metric 0: krt_metric from the export filter is the kernel's metric" \
 	kernel_table_is "$A" 101 "$W/want101"
@@ -145,6 +153,11 @@ grep -v -e '^10.8.0.0/16' -e '^10.7.0.0/16' "$W/want" >"$W/want2"
 echo "10.7.0.0/16 via 198.51.100.4 dev va metric 32" >>"$W/want2"
 check "a static protocol disabled: its route withdrawn, a merged route back to one path" \
 	wait_until 20 kernel_table_is "$A" 100 "$W/want2"
+# The withdraw of a route that went with krt_metric 700 from the filter (the
+# table's route has none) takes that kernel route, and no other.
+grep -v '^10.8.0.0/16' "$W/want101" >"$W/want101b"
+check "metric 0: a withdraw finds the metric the filter gave the route" \
+	wait_until 20 kernel_table_is "$A" 101 "$W/want101b"
 
 # birdc configure with a changed filter: 10.5 now accepted, 10.1 rejected (and
 # s4b, enabled in the configuration, comes back).

@@ -298,7 +298,10 @@ fibd_encode_withdraw(struct fibd_proto *p, const net_addr *n, u32 metric)
  * The kernel key's metric: the configured one, or (metric 0) the route's
  * krt_metric, which an export filter may set. A withdraw gets the table's
  * route before the filter, so in that mode the metric each prefix went with is
- * remembered.
+ * remembered: only when it is not 0, as no entry means 0. Routes without a
+ * krt_metric, the usual case, so cost no entry, and a full feed no growth (a
+ * fib of 750,000 entries took 30 MiB of BIRD's memory, and each rehash held
+ * BIRD 2's loop for 3 to 7 ms).
  */
 static u32
 fibd_route_metric(struct fibd_proto *p, const net_addr *n, const rte *new)
@@ -322,7 +325,7 @@ fibd_remember_metric(struct fibd_proto *p, const net_addr *n, int sent, u32 metr
 
   if (p->cf->metric)
     return;
-  if (sent)
+  if (sent && metric)
   {
     m = fib_get(f, n);
     m->metric = metric;
