@@ -22,14 +22,16 @@ scratch_dir W
 SOCK=$W/fibd.sock
 start_fibd FIBD_PID "$NS" "$SOCK" || { not_ok "fibd starts"; exit 1; }
 ok "fibd starts and answers status"
-# The writer thread (named fibd-writer) runs SCHED_BATCH (policy 3), 10 nice
-# steps below the loop: /proc's stat fields 19 (nice) and 41 (policy).
-check "the writer thread runs SCHED_BATCH, nice 10 below the loop" wait_until 5 python3 -c '
+# The loop runs nice 5 below the priority fibd was started with (this
+# script's), the writer thread (named fibd-writer) SCHED_BATCH (policy 3), 10
+# nice steps below the loop: /proc's stat fields 19 (nice) and 41 (policy).
+check "the loop runs nice 5, the writer thread SCHED_BATCH, nice 10 below the loop" wait_until 5 python3 -c '
 import os, sys
 pid = sys.argv[1]
 def f(t): return open(f"/proc/{pid}/task/{t}/stat").read().rsplit(")", 1)[1].split()
 def comm(t): return open(f"/proc/{pid}/task/{t}/comm").read().strip()
 main = f(pid)
+assert int(main[16]) == min(19, os.nice(0) + 5), (main[16], os.nice(0))
 w = [f(t) for t in os.listdir(f"/proc/{pid}/task") if comm(t) == "fibd-writer"]
 assert len(w) == 1, len(w)
 assert w[0][38] == "3", w[0][38]

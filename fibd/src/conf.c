@@ -21,6 +21,7 @@ conf_defaults(struct conf *c)
 	c->protocol = CONF_DEFAULT_PROTOCOL;
 	c->log_level = LOG_LVL_INFO;
 	c->nexthop_objects = -1;
+	c->nice = 5;
 	c->writer_nice = 10;
 	c->startup_grace = 120;
 	c->rescan_interval = 0;
@@ -303,6 +304,12 @@ conf_parse(const char *text, struct conf *ret, char *ret_err, size_t errlen)
 				    "line %u: nexthop_objects must be auto, on or off", lineno);
 				return -EINVAL;
 			}
+		} else if (!strcmp(key, "nice")) {
+			if (parse_uint(val, 19, &u) < 0) {
+				snprintf(ret_err, errlen, "line %u: nice must be 0..19", lineno);
+				return -EINVAL;
+			}
+			c.nice = (int)u;
 		} else if (!strcmp(key, "writer_nice")) {
 			if (parse_uint(val, 19, &u) < 0) {
 				snprintf(ret_err, errlen, "line %u: writer_nice must be 0..19", lineno);

@@ -46,6 +46,7 @@ struct conf {
 	uint8_t protocol;
 	enum log_level log_level;
 	int nexthop_objects; /* -1 auto, 0 off, 1 on */
+	int nice;            /* the loop's nice steps below the priority fibd started with, 0..19 */
 	int writer_nice;     /* the writer thread's nice steps below the loop, 0..19 */
 	uint32_t startup_grace; /* seconds */
 	uint32_t rescan_interval; /* seconds, 0: off */

@@ -210,6 +210,12 @@ test_conf(void **state)
 	assert_int_equal(c.flush_on_exit, 1);
 	assert_int_equal(conf_parse("flush_on_exit = maybe\n", &c, err, sizeof(err)), -EINVAL);
 	assert_string_equal(err, "line 1: flush_on_exit must be yes or no");
+	/* The loop's priority below fibd's own: 5 unless set, 0..19. */
+	assert_int_equal(c.nice, 5);
+	assert_int_equal(conf_parse("nice = 0\n", &c, err, sizeof(err)), 0);
+	assert_int_equal(c.nice, 0);
+	assert_int_equal(conf_parse("nice = 20\n", &c, err, sizeof(err)), -EINVAL);
+	assert_string_equal(err, "line 1: nice must be 0..19");
 	/* The writer thread's priority below the loop's: 10 unless set, 0..19. */
 	assert_int_equal(c.writer_nice, 10);
 	assert_int_equal(conf_parse("writer_nice = 0\n", &c, err, sizeof(err)), 0);
