@@ -105,7 +105,7 @@ run() {
 print("%d,%d" % sampler.held_besides(int(sys.argv[2]), sys.argv[3]))' "$here/../netns" "$table" "$W/routes")
 	mark=()
 	if [ "$recv" = fibd ]; then
-		printf 'state_file = none\n%s\n' "$fibd_conf" >"$W/fibd.conf"
+		printf 'state_file = none\n%s\n%s\n' "$fibd_conf" "${BENCH_FIBD_CONF:-}" >"$W/fibd.conf"
 		start_fibd
 		probe_start
 		mark=(--mark "$W/probe.stop") # the status probe stops once the kernel holds every route
@@ -115,6 +115,7 @@ print("%d,%d" % sampler.held_besides(int(sys.argv[2]), sys.argv[3]))' "$here/../
 	{
 		echo "router id 192.0.2.1;"
 		echo "log \"$W/bird-$name.log\" all;"
+		echo "${BENCH_BIRD_CONF:-}"
 		echo "protocol device {}"
 		cat "$W/static.conf"
 		echo "$export"
@@ -139,6 +140,7 @@ print("%d,%d" % sampler.held_besides(int(sys.argv[2]), sys.argv[3]))' "$here/../
 	fi
 	kill "$bird_pid"
 	wait "$bird_pid" 2>/dev/null || true
+	[ -z "${BENCH_LOGS:-}" ] || cp "$W/bird-$name.log" "$BENCH_LOGS/"
 	if [ -n "$fibd_pid" ]; then
 		stop_fibd
 	fi
