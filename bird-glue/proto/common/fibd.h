@@ -25,10 +25,11 @@
 #define FIBD_DEFAULT_STALE	120		/* seconds fibd keeps our routes after a crash */
 #define FIBD_DEFAULT_PENDING	(4 << 20)	/* pending prefixes before the session is dropped */
 /*
- * BIRD 3 pulls exports: past FIBD_EXPORT_HIGH pending changes the glue stops
- * pulling until fibd has read the set down to FIBD_EXPORT_LOW, but only while
- * fibd reads (it took bytes within FIBD_EXPORT_STALL). BIRD 2 pushes them; its
- * pending set is the only bound.
+ * Past FIBD_EXPORT_HIGH pending changes the glue stops BIRD 3's export runs and
+ * BIRD 2's feed runs until fibd has read the set down to FIBD_EXPORT_LOW, but
+ * only while fibd reads (it took bytes within FIBD_EXPORT_STALL). BIRD 2's
+ * imports push their changes regardless: for them the pending limit is the
+ * only bound.
  */
 #define FIBD_EXPORT_HIGH	4096
 #define FIBD_EXPORT_LOW		(FIBD_EXPORT_HIGH / 2)
@@ -60,7 +61,7 @@ struct fibd_stats {
   u64 encode_errors;			/* routes fibd's protocol cannot carry */
   u64 learned, unlearned, learn_skipped;	/* LEARN adds imported, deletes, not importable */
   u64 connects, disconnects, drops;	/* drops: the pending limit was hit */
-  u64 export_pauses;			/* BIRD 3: export stopped at FIBD_EXPORT_HIGH */
+  u64 export_pauses;			/* export (BIRD 3) or feed (BIRD 2) stopped at FIBD_EXPORT_HIGH */
   u64 bytes_out;
 };
 
@@ -82,9 +83,9 @@ struct fibd_proto {
   timer *stop_timer;			/* shutdown: give BYE this long to drain */
   struct ps_dec *dec;			/* fibd's messages */
   u8 drop_pending;			/* the pending limit was hit: drop from the tx event */
-  u8 export_paused;			/* BIRD 3: an export run was skipped at the high-water mark */
+  u8 export_paused;			/* an export or feed run was skipped at the high-water mark */
   btime last_sent;			/* when the socket last took bytes */
-  void (*export_hook[2])(void *);	/* BIRD 3: the ip4 and ip6 channels' own export events */
+  void (*export_hook[2])(void *);	/* the ip4 and ip6 channels' own export (3) or feed (2) events */
 
   struct fibd_pending q;		/* changes waiting for the socket */
 
@@ -158,6 +159,7 @@ int fibd_reconfigure(struct proto *P, struct proto_config *CF);
 void fibd_copy_config(struct proto_config *dest, struct proto_config *src);
 void fibd_get_status(struct proto *P, byte *buf);
 void fibd_show_proto_info(struct proto *P);
+int fibd_export_pause(struct fibd_proto *p);
 
 /* fibd.c: what each BIRD does its own way */
 const char *fibd_fill_route(struct fibd_proto *p, const net_addr *n, const rte *e, u32 metric);
@@ -167,5 +169,6 @@ void fibd_unlearn_all(struct fibd_proto *p);
 void fibd_refeed(struct fibd_proto *p);
 void fibd_format_time(struct fibd_proto *p, btime t, byte *buf, uint size);
 void fibd_export_resume(struct fibd_proto *p);
+int fibd_export_corked(void);
 
 #endif

@@ -158,6 +158,24 @@ fibd_pump(struct fibd_proto *p)
   FIBD_KICK(p);
 }
 
+/*
+ * Whether to skip an export (BIRD 3) or feed (BIRD 2) run: the pending set is
+ * at the high-water mark and fibd reads it, and BIRD is not corked. The
+ * changes wait in BIRD's table meanwhile; fibd_export_resume runs the
+ * skipped events again.
+ */
+int
+fibd_export_pause(struct fibd_proto *p)
+{
+  if (p->state != FIBD_S_UP || p->q.routes < FIBD_EXPORT_HIGH ||
+      current_time() - p->last_sent >= FIBD_EXPORT_STALL || fibd_export_corked())
+    return 0;
+  if (!p->export_paused)
+    p->st.export_pauses++;
+  p->export_paused = 1;
+  return 1;
+}
+
 /* The pump, then export again if it stopped at the high-water mark and fibd has read enough. */
 static void
 fibd_pump_resume(struct fibd_proto *p)

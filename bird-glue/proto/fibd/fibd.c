@@ -17,12 +17,23 @@
  * pending set, one entry per route key (family, prefix, length, metric), kept
  * in a FIFO queue and found through a hash. A later change of a key still
  * pending replaces the entry in place, so repeated changes coalesce and the
- * pending set is bounded by the size of the table, not by the update rate; BIRD
- * 2 feeds a whole table at once without backpressure. The tx event copies whole
+ * pending set is bounded by the size of the table, not by the update rate.
+ * The tx event copies whole
  * messages from the head of the queue into the socket's buffer, a bounded
  * number of buffers per run, and goes on from the tx hook when the socket
  * drains. Past the pending limit the session is dropped: the reconnect brings a
  * full feed.
+ *
+ * Flow control: BIRD 2 feeds a channel in its feed event, 256 nets per run,
+ * one run after another on BIRD's loop. The glue wraps that event (from
+ * feed_begin, once per feed: each channel start makes a new one): a run is
+ * skipped while the pending set holds FIBD_EXPORT_HIGH changes or more and
+ * fibd reads, and the event is scheduled again once fibd has read the set
+ * down to FIBD_EXPORT_LOW. Meanwhile the feed's routes wait in BIRD's table,
+ * not as encoded messages here, and the pending set's hash stays small:
+ * growing it to a full table's size took BIRD's loop for milliseconds at a
+ * time. Imports still push their changes (rt_notify runs inside them); for
+ * them the pending limit is the only bound.
  *
  * Sessions: connect (nonblocking; an AF_UNIX connect finishes or fails at
  * once), HELLO, WELCOME. Only then does the protocol go UP, which makes BIRD
@@ -248,10 +259,50 @@ fibd_format_time(struct fibd_proto *p UNUSED, btime t, byte *buf, uint size)
   tm_format_real_time(buf, size, config->tf_proto.fmt1, t);
 }
 
-/* BIRD 2 pushes exports (rt_notify runs inside the import): never paused, nothing to resume. */
-void
-fibd_export_resume(struct fibd_proto *p UNUSED)
+/* BIRD 2 has no cork. */
+int
+fibd_export_corked(void)
 {
+  return 0;
+}
+
+/* The channel's feed event, wrapped. */
+static void
+fibd_feed_event(void *data)
+{
+  struct channel *c = data;
+  struct fibd_proto *p = (void *) c->proto;
+
+  if (!fibd_export_pause(p))
+    p->export_hook[c == p->ip6](c);
+}
+
+/* A feed begins, from its event's first run: wrap the event (a new one each channel start). */
+static void
+fibd_feed_begin(struct channel *c, int initial UNUSED)
+{
+  struct fibd_proto *p = (void *) c->proto;
+
+  if (c->feed_event->hook != fibd_feed_event)
+  {
+    p->export_hook[c == p->ip6] = c->feed_event->hook;
+    c->feed_event->hook = fibd_feed_event;
+  }
+}
+
+/* Feed again what fibd_feed_event stopped. */
+void
+fibd_export_resume(struct fibd_proto *p)
+{
+  if (!p->export_paused)
+    return;
+  p->export_paused = 0;
+  for (int i = 0; i < 2; i++)
+  {
+    struct channel *c = i ? p->ip6 : p->ip4;
+    if (c && c->export_state == ES_FEEDING && c->feed_event->hook == fibd_feed_event)
+      ev_schedule_work(c->feed_event);
+  }
 }
 
 
@@ -268,6 +319,7 @@ fibd_init(struct proto_config *CF)
   fibd_init_common(p, CF);
   P->preexport = fibd_preexport;
   P->rt_notify = fibd_rt_notify;
+  P->feed_begin = fibd_feed_begin;
   P->feed_end = fibd_channel_fed;
   P->rte_better = fibd_rte_better;
   return P;

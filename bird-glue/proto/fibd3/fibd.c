@@ -34,7 +34,7 @@
  * a full feed took 114 MiB of pending set without this. A journal that
  * grows past the table's cork threshold stops every BGP session's reading,
  * so the export never waits while BIRD is corked, nor while fibd does not
- * read (a hung fibd): then the pending set takes the changes, as in BIRD 2.
+ * read (a hung fibd): then the pending set takes the changes.
  *
  * Feeds: BIRD 3 has no feed_begin; a feed starts when the protocol goes UP
  * (after WELCOME) and export_fed ends it. export_fed also fires after
@@ -118,13 +118,11 @@ fibd_preexport(struct channel *c, rte *e)
   return krt_capable(e) ? 0 : -1;
 }
 
-/* Whether an export run may wait for fibd (see Flow control above). */
-static bool
-fibd_export_may_wait(struct fibd_proto *p)
+/* BIRD is corked: every BGP session has stopped reading (see Flow control above). */
+int
+fibd_export_corked(void)
 {
-  return p->state == FIBD_S_UP && p->q.routes >= FIBD_EXPORT_HIGH &&
-    current_time() - p->last_sent < FIBD_EXPORT_STALL &&
-    !atomic_load_explicit(&rt_cork.active, memory_order_acquire);
+  return atomic_load_explicit(&rt_cork.active, memory_order_acquire);
 }
 
 /* The channel's export event, wrapped. */
@@ -134,14 +132,8 @@ fibd_export_event(void *data)
   struct channel *c = data;
   struct fibd_proto *p = (void *) c->proto;
 
-  if (fibd_export_may_wait(p))
-  {
-    if (!p->export_paused)
-      p->st.export_pauses++;
-    p->export_paused = 1;
-    return;
-  }
-  p->export_hook[c == p->ip6](c);
+  if (!fibd_export_pause(p))
+    p->export_hook[c == p->ip6](c);
 }
 
 /* Export again what fibd_export_event stopped; runs in the protocol's loop. */
