@@ -159,7 +159,7 @@ int fibd_reconfigure(struct proto *P, struct proto_config *CF);
 void fibd_copy_config(struct proto_config *dest, struct proto_config *src);
 void fibd_get_status(struct proto *P, byte *buf);
 void fibd_show_proto_info(struct proto *P);
-int fibd_export_pause(struct fibd_proto *p);
+void fibd_export_event(void *data);
 
 /* fibd.c: what each BIRD does its own way */
 const char *fibd_fill_route(struct fibd_proto *p, const net_addr *n, const rte *e, u32 metric);

@@ -164,7 +164,7 @@ fibd_pump(struct fibd_proto *p)
  * changes wait in BIRD's table meanwhile; fibd_export_resume runs the
  * skipped events again.
  */
-int
+static int
 fibd_export_pause(struct fibd_proto *p)
 {
   if (p->state != FIBD_S_UP || p->q.routes < FIBD_EXPORT_HIGH ||
@@ -174,6 +174,17 @@ fibd_export_pause(struct fibd_proto *p)
     p->st.export_pauses++;
   p->export_paused = 1;
   return 1;
+}
+
+/* A channel's export (BIRD 3) or feed (BIRD 2) event, as the glue wraps it. */
+void
+fibd_export_event(void *data)
+{
+  struct channel *c = data;
+  struct fibd_proto *p = (void *) c->proto;
+
+  if (!fibd_export_pause(p))
+    p->export_hook[c == p->ip6](c);
 }
 
 /* The pump, then export again if it stopped at the high-water mark and fibd has read enough. */

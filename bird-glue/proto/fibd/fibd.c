@@ -266,31 +266,20 @@ fibd_export_corked(void)
   return 0;
 }
 
-/* The channel's feed event, wrapped. */
-static void
-fibd_feed_event(void *data)
-{
-  struct channel *c = data;
-  struct fibd_proto *p = (void *) c->proto;
-
-  if (!fibd_export_pause(p))
-    p->export_hook[c == p->ip6](c);
-}
-
 /* A feed begins, from its event's first run: wrap the event (a new one each channel start). */
 static void
 fibd_feed_begin(struct channel *c, int initial UNUSED)
 {
   struct fibd_proto *p = (void *) c->proto;
 
-  if (c->feed_event->hook != fibd_feed_event)
+  if (c->feed_event->hook != fibd_export_event)
   {
     p->export_hook[c == p->ip6] = c->feed_event->hook;
-    c->feed_event->hook = fibd_feed_event;
+    c->feed_event->hook = fibd_export_event;
   }
 }
 
-/* Feed again what fibd_feed_event stopped. */
+/* Feed again what fibd_export_event (session.c) stopped. */
 void
 fibd_export_resume(struct fibd_proto *p)
 {
@@ -300,7 +289,7 @@ fibd_export_resume(struct fibd_proto *p)
   for (int i = 0; i < 2; i++)
   {
     struct channel *c = i ? p->ip6 : p->ip4;
-    if (c && c->export_state == ES_FEEDING && c->feed_event->hook == fibd_feed_event)
+    if (c && c->export_state == ES_FEEDING && c->feed_event->hook == fibd_export_event)
       ev_schedule_work(c->feed_event);
   }
 }

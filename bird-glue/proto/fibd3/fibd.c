@@ -125,17 +125,6 @@ fibd_export_corked(void)
   return atomic_load_explicit(&rt_cork.active, memory_order_acquire);
 }
 
-/* The channel's export event, wrapped. */
-static void
-fibd_export_event(void *data)
-{
-  struct channel *c = data;
-  struct fibd_proto *p = (void *) c->proto;
-
-  if (!fibd_export_pause(p))
-    p->export_hook[c == p->ip6](c);
-}
-
 /* Export again what fibd_export_event stopped; runs in the protocol's loop. */
 void
 fibd_export_resume(struct fibd_proto *p)
