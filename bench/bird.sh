@@ -41,6 +41,9 @@ N=$((N4 + N6))
 . "$here/lib.sh"
 
 python3 "$here/../netns/routes.py" gen "$N4" "$N6" va 198.51.100.1 2001:db8:ff::1 7 >"$W/routes"
+# The IPv4 prefixes the probe looks up before it counts (bird_probe.py --sample).
+python3 -c 'import sys; sys.path.insert(0, sys.argv[1]); import sampler
+print("\n".join(sampler.v4_sample(sys.argv[2])))' "$here/../netns" "$W/routes" >"$W/sample4"
 python3 "$here/../netns/routes.py" bird-static s "$W/routes" >"$W/static.conf"
 
 # start_frr: FRR's zebra and bgpd (Debian's frr, as user frr, files in $W/frr)
@@ -126,7 +129,7 @@ print("%d,%d" % sampler.held_besides(int(sys.argv[2]), sys.argv[3]))' "$here/../
 	if [ -z "$export" ]; then
 		ip netns exec "$NS" python3 "$here/bird_probe.py" --startup "$W/bird.ctl" >"$W/$name.json"
 	else
-		ip netns exec "$NS" python3 "$here/bird_probe.py" --from "$STARTUP" "${mark[@]}" --base "$base" \
+		ip netns exec "$NS" python3 "$here/bird_probe.py" --from "$STARTUP" "${mark[@]}" --base "$base" --sample "$W/sample4" \
 			"$W/bird.ctl" "$table" "$N4" "$N6" "$STEADY" "$bird_pid" $fibd_pid "${frr_pids[@]}" >"$W/$name.json"
 	fi
 	if [ "$recv" = fibd ]; then

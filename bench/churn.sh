@@ -30,6 +30,9 @@ N=$((N4 + N6))
 . "$here/lib.sh"
 
 python3 "$here/../netns/routes.py" gen "$N4" "$N6" va 198.51.100.1 2001:db8:ff::1 7 >"$W/routes"
+# The IPv4 prefixes the probe looks up before it counts (bird_probe.py --sample).
+python3 -c 'import sys; sys.path.insert(0, sys.argv[1]); import sampler
+print("\n".join(sampler.v4_sample(sys.argv[2])))' "$here/../netns" "$W/routes" >"$W/sample4"
 # The churning routes: CHURN of them, spread evenly over the table.
 awk -v c="$CHURN" -v n="$N" 'int(NR * c / n) != int((NR - 1) * c / n)' "$W/routes" >"$W/churn"
 awk -v c="$CHURN" -v n="$N" 'int(NR * c / n) == int((NR - 1) * c / n)' "$W/routes" >"$W/rest"
@@ -76,7 +79,7 @@ print("%d,%d" % sampler.held_besides(100, sys.argv[2]))' "$here/../netns" "$W/ro
 	} >"$W/bird-$name.conf"
 	start_bird "$W/bird-$name.conf" "$W/bird.ctl"
 	bird_pid=$bird_started
-	ip netns exec "$NS" python3 "$here/bird_probe.py" --base "$base" \
+	ip netns exec "$NS" python3 "$here/bird_probe.py" --base "$base" --sample "$W/sample4" \
 		--churn "$W/src.ctl,c4+c6,$C4,$C6,$ROUNDS" \
 		"$W/bird.ctl" 100 "$N4" "$N6" "$STEADY" "$bird_pid" $fibd_pid >"$W/$name.json"
 	kill "$bird_pid" "$src_pid"
