@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Probe a running BIRD while it loads a table into the kernel, then in steady state.
 
-  bird_probe.py [--from S] [--mark FILE] [--base B4,B6] [--sample FILE] [--churn SPEC] CTL_SOCKET TABLE N4 N6 STEADY_S BIRD_PID [RECEIVER_PID...]
+  bird_probe.py [--from S] [--mark FILE] [--base B4,B6] [--sample FILE] [--churn SPEC [--churn-sample FILE]] CTL_SOCKET TABLE N4 N6 STEADY_S BIRD_PID [RECEIVER_PID...]
   bird_probe.py --startup CTL_SOCKET
 
 Run inside BIRD's network namespace, started together with BIRD.
@@ -33,7 +33,8 @@ read. Read every 100 ms, they took a third of a core from what is measured.
 times, the protocols PROTOS (names joined by '+') of another BIRD, on control
 socket SRC_CTL, are disabled until the kernel holds C4 IPv4 and C6 IPv6 routes
 fewer, then enabled until it holds them all again; the probes go on, and are
-summed up as the churn phase, with the time each step took. BIRD 2 has one thread, so its process CPU is its
+summed up as the churn phase, with the time each step took. --churn-sample FILE:
+IPv4 prefixes of those protocols, looked up before the exact counts as for the load. BIRD 2 has one thread, so its process CPU is its
 main loop's. The receivers are the processes that take BIRD's routes into the
 kernel (fibd; FRR's bgpd and zebra): their CPU and memory are summed. Prints
 one JSON object.
@@ -128,24 +129,29 @@ def pause(tick):
     time.sleep(max(0.0, 0.1 - (time.monotonic() - tick)))
 
 
-def churn_phase(cli, spec, table, base4, n4):
+def churn_phase(cli, spec, table, base4, n4, sample):
     """--churn: withdraw and announce again another BIRD's protocols, probing on."""
     src_ctl, protos, c4, c6, rounds = spec[0], spec[1].split("+"), int(spec[2]), int(spec[3]), int(spec[4])
     src = Cli(src_ctl)
     v6_full = v6_count()
+    gate = V4Lookup(table, sample)
     lat, steps = [], []
     for _ in range(rounds):
-        # (the cheap IPv6 count first)
-        for cmd, done in (("disable", lambda: v6_count() <= v6_full - c6 and v4_count(table) - base4 <= n4 - c4),
-                          ("enable", lambda: v6_count() >= v6_full and v4_count(table) - base4 >= n4)):
-            t0 = time.monotonic()
+        # the cheap checks first, as for the load
+        for cmd, present, v6_done, v4_done in (
+                ("disable", False, lambda: v6_count() <= v6_full - c6, lambda: v4_count(table) - base4 <= n4 - c4),
+                ("enable", True, lambda: v6_count() >= v6_full, lambda: v4_count(table) - base4 >= n4)):
+            gate.arm(present)
+            t0 = exact_at = time.monotonic()
             for p in protos:
                 src.command(f"{cmd} {p}")
             while True:
                 tick = time.monotonic()
                 lat.append(cli.probe())
-                if done():
-                    break
+                if v6_done() and (gate.done() or tick - exact_at >= 5):
+                    exact_at = tick
+                    if v4_done():
+                        break
                 if time.monotonic() - t0 > 300:
                     sys.exit(f"bird_probe: the kernel did not follow '{cmd}' in 300 s")
                 pause(tick)
@@ -160,12 +166,14 @@ def main():
         Cli(args[1])
         print(json.dumps({"startup_s": round(time.monotonic() - start, 3)}))
         return
-    count_from, mark, base4, base6, churn, sample = 0.0, None, 0, 0, None, []
-    while args[0] in ("--from", "--mark", "--base", "--sample", "--churn"):
+    count_from, mark, base4, base6, churn, sample, churn_sample = 0.0, None, 0, 0, None, [], []
+    while args[0] in ("--from", "--mark", "--base", "--sample", "--churn", "--churn-sample"):
         if args[0] == "--from":
             count_from = float(args[1])
         elif args[0] == "--sample":
             sample = open(args[1]).read().split()
+        elif args[0] == "--churn-sample":
+            churn_sample = open(args[1]).read().split()
         elif args[0] == "--mark":
             mark = args[1]
         elif args[0] == "--churn":
@@ -194,7 +202,7 @@ def main():
         now = time.monotonic()
         load.append(lat)
         # (now was taken before the counts: the exact ones take a while)
-        if v6_count() >= n6 and (gate.all_in() or now - exact_at >= 5):
+        if v6_count() >= n6 and (gate.done() or now - exact_at >= 5):
             exact_at = now
             if v4_count(table) - base4 >= n4 and v6_exact(table) - base6 >= n6:
                 converged = now - start
@@ -210,7 +218,7 @@ def main():
            # the probes that got an answer, without those BIRD's start-up made wait
            "load_answered": summary(load[waited:])}
     if converged is not None and churn:
-        out.update(churn_phase(cli, churn, table, base4, n4))
+        out.update(churn_phase(cli, churn, table, base4, n4, churn_sample))
     if converged is not None:
         steady_start = time.monotonic()
         cpu0 = cpu_s(bird)

@@ -36,6 +36,8 @@ print("\n".join(sampler.v4_sample(sys.argv[2])))' "$here/../netns" "$W/routes" >
 # The churning routes: CHURN of them, spread evenly over the table.
 awk -v c="$CHURN" -v n="$N" 'int(NR * c / n) != int((NR - 1) * c / n)' "$W/routes" >"$W/churn"
 awk -v c="$CHURN" -v n="$N" 'int(NR * c / n) == int((NR - 1) * c / n)' "$W/routes" >"$W/rest"
+python3 -c 'import sys; sys.path.insert(0, sys.argv[1]); import sampler
+print("\n".join(sampler.v4_sample(sys.argv[2], among=sys.argv[3])))' "$here/../netns" "$W/churn" "$W/routes" >"$W/sample4-churn"
 C6=$(grep -c : "$W/churn" || true)
 C4=$((CHURN - C6))
 python3 "$here/../netns/routes.py" bird-static s "$W/rest" >"$W/static.conf"
@@ -80,7 +82,7 @@ print("%d,%d" % sampler.held_besides(100, sys.argv[2]))' "$here/../netns" "$W/ro
 	start_bird "$W/bird-$name.conf" "$W/bird.ctl"
 	bird_pid=$bird_started
 	ip netns exec "$NS" python3 "$here/bird_probe.py" --base "$base" --sample "$W/sample4" \
-		--churn "$W/src.ctl,c4+c6,$C4,$C6,$ROUNDS" \
+		--churn "$W/src.ctl,c4+c6,$C4,$C6,$ROUNDS" --churn-sample "$W/sample4-churn" \
 		"$W/bird.ctl" 100 "$N4" "$N6" "$STEADY" "$bird_pid" $fibd_pid >"$W/$name.json"
 	kill "$bird_pid" "$src_pid"
 	wait "$bird_pid" "$src_pid" 2>/dev/null || true

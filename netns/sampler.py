@@ -35,18 +35,23 @@ def v4(table):
     return int(m.group(1)) if m else 0
 
 
-def v4_sample(path, k=1024):
-    """Up to K of a routes file's IPv4 prefixes ("PREFIX ..." or "TYPE PREFIX"
-    lines), evenly spread, none with another of the file's prefixes at its
-    first address: the lookup of that address finds the prefix itself once it
-    is in."""
+def v4_nets(path):
+    """A routes file's IPv4 prefixes ("PREFIX ..." or "TYPE PREFIX" lines), as (address, length)."""
     nets = []
     for line in open(path):
         f = [w for w in line.split()[:2] if "/" in w]
         if f and ":" not in f[0]:
             a, n = f[0].split("/")
             nets.append((struct.unpack("!I", socket.inet_aton(a))[0], int(n)))
-    held = set(nets)
+    return nets
+
+
+def v4_sample(path, k=1024, among=None):
+    """Up to K of a routes file's IPv4 prefixes, evenly spread, none with another
+    of its prefixes (or of the file among) at its first address: the lookup of
+    that address finds the prefix itself once it is in."""
+    nets = v4_nets(path)
+    held = set(nets) | set(v4_nets(among) if among else [])
     out = []
     for a, n in nets[::max(1, len(nets) // k)][:k]:
         if not any((a, m) in held for m in range(n + 1, 33)):
@@ -55,14 +60,14 @@ def v4_sample(path, k=1024):
 
 
 class V4Lookup:
-    """Whether a sample of IPv4 prefixes (v4_sample) is in the kernel: an
-    RTM_GETROUTE lookup each (RTM_F_FIB_MATCH: the route found, not the
+    """Whether a sample of IPv4 prefixes (v4_sample) is in the kernel, or out of
+    it: an RTM_GETROUTE lookup each (RTM_F_FIB_MATCH: the route found, not the
     result), microseconds apiece, where reading /proc/net/fib_triestat walks
     every table's trie (75 ms of CPU with 600k routes here). A gate for the
-    exact count, for a table that only grows: a prefix found stays found.
-    Lookups follow the routing rules, so a table other than main gets a rule of
-    its own, after main's and default's (the namespace's traffic is routed as
-    before)."""
+    exact count while the table moves one way: a prefix seen as armed for
+    (arm()) is not looked up again. Lookups follow the routing rules, so a
+    table other than main gets a rule of its own, after main's and default's
+    (the namespace's traffic is routed as before)."""
 
     BATCH = 128  # requests per send; the replies fit the default receive buffer
 
@@ -72,21 +77,27 @@ class V4Lookup:
                            capture_output=True)
         self.s = socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, 0)  # NETLINK_ROUTE
         self.s.bind((0, 0))
-        self.missing = {}
+        self.nets = {}
         for seq, net in enumerate(nets, 1):
             a, n = net.split("/")
-            self.missing[seq] = (socket.inet_aton(a), int(n))
+            self.nets[seq] = (socket.inet_aton(a), int(n))
+        self.arm(True)
 
-    def all_in(self):
-        """True once every prefix has been found; stops at the first batch with one missing."""
-        seqs = list(self.missing)
+    def arm(self, present):
+        """Wait for every prefix to be in the kernel (present) or out of it."""
+        self.present = present
+        self.waiting = dict(self.nets)
+
+    def done(self):
+        """True once every prefix has been seen as armed for; stops at the first batch with one not yet."""
+        seqs = list(self.waiting)
         for i in range(0, len(seqs), self.BATCH):
             batch = seqs[i:i + self.BATCH]
             req = b""
             for seq in batch:
                 # nlmsghdr, rtmsg (AF_INET, dst_len 32, flags RTM_F_FIB_MATCH), RTA_DST
                 body = struct.pack("=BBBBBBBBIHH4s", socket.AF_INET, 32, 0, 0, 0, 0, 0, 0, 0x2000,
-                                   8, 1, self.missing[seq][0])
+                                   8, 1, self.nets[seq][0])
                 req += struct.pack("=IHHII", 16 + len(body), 26, 1, seq, 0) + body  # RTM_GETROUTE, NLM_F_REQUEST
             self.s.send(req)
             left = set(batch)
@@ -95,21 +106,27 @@ class V4Lookup:
                 off = 0
                 while off + 16 <= len(data):
                     ln, typ, _, seq, _ = struct.unpack_from("=IHHII", data, off)
-                    left.discard(seq)
-                    if typ == 24 and seq in self.missing:  # RTM_NEWROUTE: what the lookup found
-                        dst, plen = None, data[off + 17]
-                        a = off + 28
-                        while a + 4 <= off + ln:
-                            alen, atyp = struct.unpack_from("=HH", data, a)
-                            if atyp == 1 and alen == 8:  # RTA_DST
-                                dst = data[a + 4:a + 8]
-                            a += (alen + 3) & ~3
-                        if (dst, plen) == self.missing[seq]:
-                            del self.missing[seq]
+                    if seq in left:
+                        left.discard(seq)
+                        if self.found(data, off, ln, typ, seq) == self.present:
+                            del self.waiting[seq]
                     off += (ln + 3) & ~3
-            if any(seq in self.missing for seq in batch):
+            if any(seq in self.waiting for seq in batch):
                 return False
         return True
+
+    def found(self, data, off, ln, typ, seq):
+        """Whether the reply at off is the prefix itself (RTM_NEWROUTE; else an error: none)."""
+        if typ != 24:
+            return False
+        dst, plen = None, data[off + 17]
+        a = off + 28
+        while a + 4 <= off + ln:
+            alen, atyp = struct.unpack_from("=HH", data, a)
+            if atyp == 1 and alen == 8:  # RTA_DST
+                dst = data[a + 4:a + 8]
+            a += (alen + 3) & ~3
+        return (dst, plen) == self.nets[seq]
 
 
 def v6_all():
