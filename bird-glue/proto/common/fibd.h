@@ -168,7 +168,7 @@ void fibd_learn(struct fibd_proto *p, const struct ps_route *r);
 void fibd_unlearn_all(struct fibd_proto *p);
 void fibd_refeed(struct fibd_proto *p);
 void fibd_format_time(struct fibd_proto *p, btime t, byte *buf, uint size);
-void fibd_export_resume(struct fibd_proto *p);
+void fibd_channel_resume(struct channel *c);
 int fibd_export_corked(void);
 
 #endif

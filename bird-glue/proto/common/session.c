@@ -39,6 +39,7 @@
 
 static void fibd_connect(timer *t);
 static void fibd_disconnect(struct fibd_proto *p, const char *why);
+static void fibd_export_resume(struct fibd_proto *p);
 
 /*
  *	The pending set (pending.c)
@@ -185,6 +186,19 @@ fibd_export_event(void *data)
 
   if (!fibd_export_pause(p))
     p->export_hook[c == p->ip6](c);
+}
+
+/* Run again the events fibd_export_event skipped. */
+static void
+fibd_export_resume(struct fibd_proto *p)
+{
+  if (!p->export_paused)
+    return;
+  p->export_paused = 0;
+  if (p->ip4)
+    fibd_channel_resume(p->ip4);
+  if (p->ip6)
+    fibd_channel_resume(p->ip6);
 }
 
 /* The pump, then export again if it stopped at the high-water mark and fibd has read enough. */

@@ -281,17 +281,10 @@ fibd_feed_begin(struct channel *c, int initial UNUSED)
 
 /* Feed again what fibd_export_event (session.c) stopped. */
 void
-fibd_export_resume(struct fibd_proto *p)
+fibd_channel_resume(struct channel *c)
 {
-  if (!p->export_paused)
-    return;
-  p->export_paused = 0;
-  for (int i = 0; i < 2; i++)
-  {
-    struct channel *c = i ? p->ip6 : p->ip4;
-    if (c && c->export_state == ES_FEEDING && c->feed_event->hook == fibd_export_event)
-      ev_schedule_work(c->feed_event);
-  }
+  if (c->export_state == ES_FEEDING && c->feed_event->hook == fibd_export_event)
+    ev_schedule_work(c->feed_event);
 }
 
 

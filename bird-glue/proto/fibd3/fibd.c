@@ -125,20 +125,12 @@ fibd_export_corked(void)
   return atomic_load_explicit(&rt_cork.active, memory_order_acquire);
 }
 
-/* Export again what fibd_export_event stopped; runs in the protocol's loop. */
+/* Export again what fibd_export_event (session.c) stopped; runs in the protocol's loop. */
 void
-fibd_export_resume(struct fibd_proto *p)
+fibd_channel_resume(struct channel *c)
 {
-  if (!p->export_paused)
-    return;
-  p->export_paused = 0;
-  for (int i = 0; i < 2; i++)
-  {
-    struct channel *c = i ? p->ip6 : p->ip4;
-    if (c && c->out_event.hook == fibd_export_event &&
-	rt_export_get_state(&c->out_req) != TES_DOWN)
-      ev_send(c->out_req.r.target, c->out_req.r.event);
-  }
+  if (c->out_event.hook == fibd_export_event && rt_export_get_state(&c->out_req) != TES_DOWN)
+    ev_send(c->out_req.r.target, c->out_req.r.event);
 }
 
 static void
