@@ -1,5 +1,6 @@
-# bench/lib.sh: what the benchmarks share. Sourced; sets an EXIT trap that
-# kills the PIDs in pids[], removes the namespace and the scratch directory W.
+# bench/lib.sh: what the benchmarks share. Sourced; sets an EXIT trap (also run
+# on INT and TERM) that kills the PIDs in pids[], removes the namespace and the
+# scratch directory W.
 . "$(dirname "${BASH_SOURCE[0]}")/../netns/link.sh"
 
 W=$(mktemp -d)
@@ -13,6 +14,8 @@ cleanup() {
 	rm -rf "$W"
 }
 trap cleanup EXIT
+# (a signal ends the script through exit, so that the EXIT trap runs)
+trap 'exit 130' INT TERM
 
 # proc_cpu PID: user+system seconds; proc_rss PID: resident KiB.
 proc_cpu() { awk -v hz="$(getconf CLK_TCK)" '{ printf "%.2f", ($14 + $15) / hz }' "/proc/$1/stat"; }
