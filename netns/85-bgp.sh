@@ -26,8 +26,10 @@ declare -F "${PEER}_start_without_gr" >/dev/null && plan=$((plan + 1))
 tap_plan "$plan"
 diag "peer: $PEER ($("${PEER}_version" 2>&1 | head -n 1))${PEER_OPTS:+; fibd: $PEER_OPTS}"
 
-N4=${BGP_V4:-100000}
-N6=${BGP_V6:-20000}
+# The table: BGP_V4 and BGP_V6, else the peer's own size (PEER_table), else 100,000 + 20,000.
+read -r N4 N6 <<<"$(declare -F "${PEER}_table" >/dev/null && "${PEER}_table" || echo 100000 20000)"
+N4=${BGP_V4:-$N4}
+N6=${BGP_V6:-$N6}
 ns_with_link A bgp
 scratch_dir W
 SOCK=$W/fibd.sock
