@@ -42,8 +42,7 @@ N=$((N4 + N6))
 
 python3 "$here/../netns/routes.py" gen "$N4" "$N6" va 198.51.100.1 2001:db8:ff::1 7 >"$W/routes"
 # The IPv4 prefixes the probe looks up before it counts (bird_probe.py --sample).
-python3 -c 'import sys; sys.path.insert(0, sys.argv[1]); import sampler
-print("\n".join(sampler.v4_sample(sys.argv[2])))' "$here/../netns" "$W/routes" >"$W/sample4"
+python3 "$here/../netns/sampler.py" sample "$W/routes" >"$W/sample4"
 python3 "$here/../netns/routes.py" bird-static s "$W/routes" >"$W/static.conf"
 
 # start_frr: FRR's zebra and bgpd (Debian's frr, as user frr, files in $W/frr)

@@ -142,16 +142,14 @@ def churn_phase(cli, spec, table, base4, n4, sample):
                 ("disable", False, lambda: v6_count() <= v6_full - c6, lambda: v4_count(table) - base4 <= n4 - c4),
                 ("enable", True, lambda: v6_count() >= v6_full, lambda: v4_count(table) - base4 >= n4)):
             gate.arm(present)
-            t0 = exact_at = time.monotonic()
+            t0 = time.monotonic()
             for p in protos:
                 src.command(f"{cmd} {p}")
             while True:
                 tick = time.monotonic()
                 lat.append(cli.probe())
-                if v6_done() and (gate.done() or tick - exact_at >= 5):
-                    exact_at = tick
-                    if v4_done():
-                        break
+                if v6_done() and gate.due() and v4_done():
+                    break
                 if time.monotonic() - t0 > 300:
                     sys.exit(f"bird_probe: the kernel did not follow '{cmd}' in 300 s")
                 pause(tick)
@@ -186,7 +184,6 @@ def main():
     recv = [int(a) for a in args[6:]]
     cli = Cli(ctl)
     gate = V4Lookup(table, sample)
-    exact_at = 0.0
     load, steady = [], []
     # The probes BIRD would have got from count_from on, had it answered.
     first = time.monotonic() - start
@@ -202,13 +199,11 @@ def main():
         now = time.monotonic()
         load.append(lat)
         # (now was taken before the counts: the exact ones take a while)
-        if v6_count() >= n6 and (gate.done() or now - exact_at >= 5):
-            exact_at = now
-            if v4_count(table) - base4 >= n4 and v6_exact(table) - base6 >= n6:
-                converged = now - start
-                if mark:
-                    open(mark, "w").close()
-                break
+        if v6_count() >= n6 and gate.due() and v4_count(table) - base4 >= n4 and v6_exact(table) - base6 >= n6:
+            converged = now - start
+            if mark:
+                open(mark, "w").close()
+            break
         if now - start > 600:
             break
         pause(tick)

@@ -31,13 +31,11 @@ N=$((N4 + N6))
 
 python3 "$here/../netns/routes.py" gen "$N4" "$N6" va 198.51.100.1 2001:db8:ff::1 7 >"$W/routes"
 # The IPv4 prefixes the probe looks up before it counts (bird_probe.py --sample).
-python3 -c 'import sys; sys.path.insert(0, sys.argv[1]); import sampler
-print("\n".join(sampler.v4_sample(sys.argv[2])))' "$here/../netns" "$W/routes" >"$W/sample4"
+python3 "$here/../netns/sampler.py" sample "$W/routes" >"$W/sample4"
 # The churning routes: CHURN of them, spread evenly over the table.
 awk -v c="$CHURN" -v n="$N" 'int(NR * c / n) != int((NR - 1) * c / n)' "$W/routes" >"$W/churn"
 awk -v c="$CHURN" -v n="$N" 'int(NR * c / n) == int((NR - 1) * c / n)' "$W/routes" >"$W/rest"
-python3 -c 'import sys; sys.path.insert(0, sys.argv[1]); import sampler
-print("\n".join(sampler.v4_sample(sys.argv[2], among=sys.argv[3])))' "$here/../netns" "$W/churn" "$W/routes" >"$W/sample4-churn"
+python3 "$here/../netns/sampler.py" sample "$W/churn" "$W/routes" >"$W/sample4-churn"
 C6=$(grep -c : "$W/churn" || true)
 C4=$((CHURN - C6))
 python3 "$here/../netns/routes.py" bird-static s "$W/rest" >"$W/static.conf"

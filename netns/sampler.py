@@ -2,6 +2,7 @@
 """Count a kernel table's routes every INTERVAL ms, cheaply, until OUT.stop exists.
 
   sampler.py TABLE OUT [INTERVAL_MS]     (run inside the namespace)
+  sampler.py sample FILE [AMONG]        (v4_sample's prefixes, one a line)
 
 IPv4: the table's prefixes from /proc/net/fib_triestat. IPv6: all IPv6 routes
 from /proc/net/rt6_stats, less those of other tables, counted at the start and
@@ -65,11 +66,13 @@ class V4Lookup:
     result), microseconds apiece, where reading /proc/net/fib_triestat walks
     every table's trie (75 ms of CPU with 600k routes here). A gate for the
     exact count while the table moves one way: a prefix seen as armed for
-    (arm()) is not looked up again. Lookups follow the routing rules, so a
+    (arm()) is not looked up again; due() says when to read the exact count.
+    Lookups follow the routing rules, so a
     table other than main gets a rule of its own, after main's and default's
     (the namespace's traffic is routed as before)."""
 
     BATCH = 128  # requests per send; the replies fit the default receive buffer
+    EXACT_EVERY = 5.0  # s: due() at least this often, should a prefix never be seen
 
     def __init__(self, table, nets):
         if table not in (254, 255):
@@ -87,6 +90,15 @@ class V4Lookup:
         """Wait for every prefix to be in the kernel (present) or out of it."""
         self.present = present
         self.waiting = dict(self.nets)
+        self.due_at = time.monotonic()
+
+    def due(self):
+        """Whether to read the exact count now: done(), or EXACT_EVERY s since it was last due."""
+        now = time.monotonic()
+        if self.done() or now - self.due_at >= self.EXACT_EVERY:
+            self.due_at = now
+            return True
+        return False
 
     def done(self):
         """True once every prefix has been seen as armed for; stops at the first batch with one not yet."""
@@ -186,4 +198,7 @@ def main():
 
 
 if __name__ == "__main__":
-    main()
+    if sys.argv[1] == "sample":
+        print("\n".join(v4_sample(sys.argv[2], among=sys.argv[3] if len(sys.argv) > 3 else None)))
+    else:
+        main()
