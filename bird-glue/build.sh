@@ -153,6 +153,10 @@ if ! grep -q '^#define CONFIG_FIBD' obj/sysdep/autoconf.h; then
 fi
 # The proto-shim library is no make prerequisite: relink bird every time.
 rm -f bird
+# BIRD 2.0.12's nest/proto-build.c rule lacks the object directories as a
+# prerequisite (upstream added it later), so a parallel make can race their
+# creation ("cannot create obj/nest/proto-build.c"): make them first.
+make obj/.dir-stamp >/dev/null
 make -j"$(nproc)" >/dev/null
 for b in bird birdc birdcl; do
 	cmp -s "$b" "$OUT/$b" || cp "$b" "$OUT/$b"
