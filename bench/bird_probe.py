@@ -2,14 +2,16 @@
 """Probe a running BIRD while it loads a table into the kernel, then in steady state.
 
   bird_probe.py [--from S] [--mark FILE] [--base B4,B6] [--sample FILE] [--churn SPEC [--churn-sample FILE]] CTL_SOCKET TABLE N4 N6 STEADY_S BIRD_PID [RECEIVER_PID...]
-  bird_probe.py --startup CTL_SOCKET
+  bird_probe.py --startup CTL_SOCKET [AFTER_S]
 
 Run inside BIRD's network namespace, started together with BIRD.
 
 --startup: print how long BIRD takes to answer at all (its greeting on the
 control socket), in seconds from the probe's start; run it on a BIRD with the
 same routes and no export protocol, to learn when a probe may fairly expect an
-answer. --from S: probes count from S seconds after the start. Until BIRD
+answer; with AFTER_S, then probe as below for AFTER_S seconds: the latency BIRD's
+own work right after start-up gives (BIRD 3 returns the pages its start-up freed
+to the OS then, one madvise each, in its main loop: 90-170 ms seen). --from S: probes count from S seconds after the start. Until BIRD
 answers, the probes it would have got every 100 ms from S on all wait for that
 first answer, and count so: a probe must not wait out the greeting, or it
 hides exactly the stall at start-up that an export protocol may cause.
@@ -161,8 +163,19 @@ def main():
     args = sys.argv[1:]
     start = time.monotonic()
     if args[0] == "--startup":
-        Cli(args[1])
-        print(json.dumps({"startup_s": round(time.monotonic() - start, 3)}))
+        cli = Cli(args[1])
+        out = {"startup_s": round(time.monotonic() - start, 3)}
+        # then AFTER_S seconds of probes: what BIRD's own work right after
+        # start-up costs them, with no export protocol to blame
+        end = time.monotonic() + float(args[2] if len(args) > 2 else 0)
+        lat = []
+        while time.monotonic() < end:
+            tick = time.monotonic()
+            lat.append(cli.probe())
+            pause(tick)
+        if lat:
+            out["after_startup"] = summary(lat)
+        print(json.dumps(out))
         return
     count_from, mark, base4, base6, churn, sample, churn_sample = 0.0, None, 0, 0, None, [], []
     while args[0] in ("--from", "--mark", "--base", "--sample", "--churn", "--churn-sample"):

@@ -16,8 +16,13 @@
 # on the measured BIRD every 100 ms throughout (bench/bird_probe.py), from its
 # start; its CPU, and fibd's. Figures only; nothing is asserted.
 #
-#   bench/churn.sh [N4 N6 CHURN ROUNDS STEADY]   (default 600000 150000 120000 2 30; as root)
+#   bench/churn.sh [--uniform] [N4 N6 CHURN ROUNDS STEADY]   (default 600000 150000 120000 2 30; as root)
+# The routes are shaped like today's DFZ (routes.py gen-dfz: its length mix,
+# clustered as allocations are, prefixes inside others); --uniform takes
+# routes.py gen instead (/24s and /48s spread evenly), as measured before.
 set -euo pipefail
+gen=gen-dfz
+[ "${1:-}" = --uniform ] && { gen=gen; shift; }
 here=$(cd "$(dirname "$0")" && pwd)
 B=${BUILD_DIR:-$here/../build-bench}
 BIRD_DIR=${BIRD_DIR:-$here/../build/bird}
@@ -29,7 +34,7 @@ STEADY=${5:-30}
 N=$((N4 + N6))
 . "$here/lib.sh"
 
-python3 "$here/../netns/routes.py" gen "$N4" "$N6" va 198.51.100.1 2001:db8:ff::1 7 >"$W/routes"
+python3 "$here/../netns/routes.py" "$gen" "$N4" "$N6" va 198.51.100.1 2001:db8:ff::1 7 >"$W/routes"
 # The IPv4 prefixes the probe looks up before it counts (bird_probe.py --sample).
 python3 "$here/../netns/sampler.py" sample "$W/routes" >"$W/sample4"
 # The churning routes: CHURN of them, spread evenly over the table.
@@ -69,6 +74,7 @@ print("%d,%d" % sampler.held_besides(100, sys.argv[2]))' "$here/../netns" "$W/ro
 	{
 		echo "router id 192.0.2.2;"
 		echo "log \"$W/bird-$name.log\" all;"
+		echo "${BENCH_BIRD_CONF:-}"
 		echo "protocol device {}"
 		# The next hops resolve through the link's prefixes, in tables of their own.
 		echo "ipv4 table igp4; ipv6 table igp6;"
@@ -84,12 +90,13 @@ print("%d,%d" % sampler.held_besides(100, sys.argv[2]))' "$here/../netns" "$W/ro
 		"$W/bird.ctl" 100 "$N4" "$N6" "$STEADY" "$bird_pid" $fibd_pid >"$W/$name.json"
 	kill "$bird_pid" "$src_pid"
 	wait "$bird_pid" "$src_pid" 2>/dev/null || true
+	[ -z "${BENCH_LOGS:-}" ] || cp "$W/bird-$name.log" "$BENCH_LOGS/"
 	if [ -n "$fibd_pid" ]; then
 		stop_fibd
 	fi
 }
 
-echo "BIRD $("$BIRD_DIR/bird" --version 2>&1 | awk '{ print $3 }'): $N routes ($N4 IPv4, $N6 IPv6) over BGP" \
+echo "BIRD $("$BIRD_DIR/bird" --version 2>&1 | awk '{ print $3 }'): $N routes ($N4 IPv4, $N6 IPv6, routes.py $gen) over BGP" \
 	"from another BIRD, into kernel table 100; $CHURN of them ($C4 IPv4, $C6 IPv6) withdrawn and" \
 	"announced again $ROUNDS times; steady state $STEADY s; $(nproc) CPUs"
 run kernel "protocol kernel k4 { kernel table 100; scan time 10; ipv4 { export all; }; }

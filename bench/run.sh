@@ -3,7 +3,7 @@
 #   bench/run.sh slab
 set -euo pipefail
 cd "$(dirname "$0")/.."
-which=${1:?usage: bench/run.sh slab|feed [--uniform] [--no-dev] [ROUTES]|rescan [N]|scale [N4 N6]|dump [N]|bird|bgp [--bird 2.0.12|2.19|3] [N4 N6 STEADY_S]|churn [--bird 2.0.12|2.19|3] [N4 N6 CHURN ROUNDS STEADY_S]}
+which=${1:?usage: bench/run.sh slab|feed [--uniform] [--no-dev] [ROUTES]|rescan [N]|scale [N4 N6]|dump [N]|bird|bgp [--bird 2.0.12|2.19|3] [--uniform] [N4 N6 STEADY_S]|churn [--bird 2.0.12|2.19|3] [--uniform] [N4 N6 CHURN ROUNDS STEADY_S]}
 shift
 
 scripts/setup.sh >/dev/null
