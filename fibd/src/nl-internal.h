@@ -18,7 +18,7 @@
 #define NL_TEXT_INTERN_MAX 255 /* a route keeps an 8-bit index */
 #define NL_RUN_NS 3000000ull /* 3 ms per callback: well under the 10 ms bound, for low loop lag */
 #define NL_MMSG 64        /* ACK datagrams per recvmmsg */
-#define NL_SLOTS 4        /* batches: one being filled, the others queued for the writer thread or sent */
+#define NL_SLOTS 16       /* batches: one being filled, the others queued for the writer thread or sent (256 KiB ahead) */
 #define NL_BATCH_CAP (NL_BATCH_BYTES + 8192) /* a batch's buffer: the last route may pass the limit */
 #define NL_MMSG_BUF 2048  /* an ACK: our message's header and the extended-ACK text */
 

@@ -30,6 +30,7 @@
 
 #include "kfake.h"
 #include "log.h"
+#include "nl-internal.h"
 #include "nl.h"
 #include "table.h"
 #include "troute.h"
@@ -205,9 +206,9 @@ build_held(unsigned first, unsigned n)
 
 /*
  * The ring of batches is bounded: with the kernel stuck on one send, the loop
- * hands NL_SLOTS - 1 batches to the writer (one sending, two queued), fills
- * the last slot, and then waits for a free one; the other routes stay on the
- * queue, not built.
+ * hands NL_SLOTS - 1 batches to the writer (one sending, the others queued),
+ * fills the last slot, and then waits for a free one; the other routes stay on
+ * the queue, not built.
  */
 static void
 test_batches_bounded(void **state)
@@ -215,17 +216,17 @@ test_batches_bounded(void **state)
 	(void)state;
 
 	kf_nl_hold(true);
-	build_held(1, 8); /* eight routes, one batch each while there is a slot */
-	assert_int_equal(writer_busy(), 3);
-	assert_int_equal(inflight(), 4); /* three handed over, one filled and waiting */
+	build_held(1, 2 * NL_SLOTS); /* one batch a route while there is a slot */
+	assert_int_equal(writer_busy(), NL_SLOTS - 1);
+	assert_int_equal(inflight(), NL_SLOTS); /* handed over, and one filled and waiting */
 	kf_nl_hold(false);
 	run();
-	/* The three, then the filled one, then the other four in one batch. */
-	assert_int_equal(kf_nl_sends, 5);
-	kf_nl_ack(8, 0);
+	/* Those handed over, then the filled one, then the other NL_SLOTS routes in one batch. */
+	assert_int_equal(kf_nl_sends, NL_SLOTS + 1);
+	kf_nl_ack(2 * NL_SLOTS, 0);
 	nl_poll();
 	assert_int_equal(inflight(), 0);
-	assert_int_equal(n_done, 8);
+	assert_int_equal(n_done, 2 * NL_SLOTS);
 }
 
 /* A refused batch between two good ones fails exactly its own routes. */
