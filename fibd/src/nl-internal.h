@@ -1,7 +1,7 @@
 /*
  * nl-internal.h: the writer's state and helpers, shared by its files: nl.c
  * (the queue, held and parked routes, setup), nl_send.c (building batches,
- * sending them) and nl_ack.c (reading ACKs). Nothing else includes it.
+ * sending them) and nl_ack.c (reading ACKs); and the writer's unit test.
  */
 #ifndef FIBD_NL_INTERNAL_H
 #define FIBD_NL_INTERNAL_H
@@ -19,7 +19,15 @@
 #define NL_RUN_NS 3000000ull /* 3 ms per callback: well under the 10 ms bound, for low loop lag */
 #define NL_MMSG 64        /* ACK datagrams per recvmmsg */
 #define NL_SLOTS 16       /* batches: one being filled, the others queued for the writer thread or sent (256 KiB ahead) */
-#define NL_BATCH_CAP (NL_BATCH_BYTES + 8192) /* a batch's buffer: the last route may pass the limit */
+/*
+ * The room a route needs in a batch, at the most: its message (256 nexthops
+ * fit in KMSG_MAX) and, with nexthop objects, one object a nexthop and the
+ * group (build() in nl_send.c asks for as much as the route needs).
+ */
+#define NL_ROUTE_ROOM(objects) (KMSG_MAX + (objects) * 128u + ((objects) > 1 ? 2048u : 0u))
+#define NL_ROUTE_ROOM_MAX NL_ROUTE_ROOM(PS_NEXTHOPS_MAX + 1u)
+/* A batch's buffer: a batch ends once past NL_BATCH_BYTES, so its last route may take the rest. */
+#define NL_BATCH_CAP (NL_BATCH_BYTES + NL_ROUTE_ROOM_MAX)
 #define NL_MMSG_BUF 2048  /* an ACK: our message's header and the extended-ACK text */
 
 enum op { OP_ADD_EXCL, OP_REPLACE, OP_DEL, OP_NH_ADD, OP_NH_DEL };

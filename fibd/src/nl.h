@@ -23,14 +23,16 @@
 
 #define NL_WINDOW_MAX 8192       /* route messages in flight */
 /*
- * Bytes per sendmsg, at most. The kernel applies a batch inside the writer's
+ * Bytes per sendmsg: a batch ends with the route that passes it (and that
+ * route's nexthop objects). The kernel applies a batch inside the writer's
  * sendmsg, without a point where the scheduler may take the core for another
  * task: on a machine short of cores BIRD waited for those sends. With BIRD
  * 2.19.2 exporting 750 k DFZ-shaped routes on two cores (four runs each, A/B
  * interleaved), 16 KiB batches (and NL_SLOTS 16) gave birdc's answered probes
  * max 2.2 to 4.8 ms where 64 KiB (4 slots) gave 4.1 to 7.2 ms, halved BIRD's
- * run-queue wait, and converged as fast; fibctl feed alone of 732 k routes took
- * 4.08 to 4.16 s instead of 3.88 to 4.04 s.
+ * run-queue wait, and converged as fast (a dev build, the probe of bench/bird.sh).
+ * fibctl feed --wait alone of the 732 k routes of bench/feed.sh, the same dev
+ * build, three runs each: 4.08 to 4.16 s instead of 3.88 to 4.04 s.
  */
 #define NL_BATCH_BYTES (16 * 1024)
 #define NL_RECV_BUDGET 32        /* datagrams read per callback */

@@ -259,7 +259,7 @@ build(struct route *r, enum op op)
 	 * The largest route message (256 nexthops) is under KMSG_MAX, and so is
 	 * each nexthop object: keep room for all that this route needs.
 	 */
-	if (room < KMSG_MAX + objects * 128u + (objects > 1 ? 2048u : 0u))
+	if (room < NL_ROUTE_ROOM(objects))
 		return 0;
 	if (nl.ring_n + objects + 1 > NL_WINDOW_MAX)
 		return 0;
@@ -440,8 +440,7 @@ nl_on_kick(uv_idle_t *h)
 			slots_full = true;
 			break;
 		}
-		while (nl.n_nh_dels && nl.ring_n < NL_WINDOW_MAX &&
-		    NL_BATCH_CAP - nl.batch_len > 256) {
+		while (nl.n_nh_dels && nl.ring_n < NL_WINDOW_MAX && nl.batch_len < NL_BATCH_BYTES) {
 			uint32_t id = nl.nh_dels[--nl.n_nh_dels];
 			nl.batch_len += kmsg_put_nh_del(nl.batch + nl.batch_len,
 			    ring_push(OP_NH_DEL, NULL, NULL, id, false), id);

@@ -210,6 +210,8 @@ build_held(unsigned first, unsigned n)
  * fills the last slot, and then waits for a free one; the other routes stay on
  * the queue, not built.
  */
+_Static_assert(NL_SLOTS >= 2 && 2 * NL_SLOTS <= 254, "test_batches_bounded: routes 192.0.2.1 .. 2*NL_SLOTS");
+
 static void
 test_batches_bounded(void **state)
 {
@@ -530,6 +532,46 @@ test_object_taken_over_and_shared(void **state)
 	nl_poll();
 }
 
+/*
+ * The widest route (PS_NEXTHOPS_MAX nexthops, each with its device) with
+ * nexthop objects: its objects, its group and the route go out in one batch,
+ * however small batches are.
+ */
+static void
+test_widest_route_with_objects(void **state)
+{
+	static struct ps_route pr;
+	struct route *r;
+	(void)state;
+
+	nl_use_nh_objects(1);
+	memset(&pr, 0, sizeof(pr));
+	pr.key.family = PS_FAM_V4;
+	pr.type = PS_RT_UNICAST;
+	pr.n_nexthops = PS_NEXTHOPS_MAX;
+	for (unsigned i = 0; i < PS_NEXTHOPS_MAX; i++) {
+		char gw[32];
+		snprintf(gw, sizeof(gw), "10.1.%u.%u", i / 128, i % 128 + 1);
+		pr.nh[i].gw_family = PS_FAM_V4;
+		assert_int_equal(inet_pton(AF_INET, gw, pr.nh[i].gw.b), 1);
+		pr.nh[i].weight = 1;
+		snprintf(pr.nh[i].ifname, sizeof(pr.nh[i].ifname), "lo");
+	}
+	r = troute_want(t, "192.0.2.1", 32, "198.51.100.23");
+	route_set_want(r, rattr_intern(&pr));
+	nl_enqueue(r);
+	run();
+	/* An object a nexthop, the group, the route. */
+	assert_int_equal(kf_nl_unanswered(), PS_NEXTHOPS_MAX + 2);
+	assert_int_equal(kf_nl_type(0), RTM_NEWNEXTHOP);
+	assert_int_equal(kf_nl_type(PS_NEXTHOPS_MAX + 1), RTM_NEWROUTE);
+	kf_nl_ack(PS_NEXTHOPS_MAX + 2, 0);
+	nl_poll();
+	assert_int_equal(n_done, 1);
+	assert_ptr_equal(route_have(r), route_want(r));
+	assert_int_equal(inflight(), 0);
+}
+
 /* The batch of the route that asks is refused: the routes waiting for the answer ask again, not wait for ever. */
 static void
 test_asking_batch_refused(void **state)
@@ -603,6 +645,7 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_gateway_only_takes_object, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_object_taken_over_and_shared, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_asking_batch_refused, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_widest_route_with_objects, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
