@@ -90,7 +90,7 @@ print("%d,%d" % sampler.held_besides(100, sys.argv[2]))' "$here/../netns" "$W/ro
 		"$W/bird.ctl" 100 "$N4" "$N6" "$STEADY" "$bird_pid" $fibd_pid >"$W/$name.json"
 	kill "$bird_pid" "$src_pid"
 	wait "$bird_pid" "$src_pid" 2>/dev/null || true
-	[ -z "${BENCH_LOGS:-}" ] || cp "$W/bird-$name.log" "$BENCH_LOGS/"
+	[ -z "${BENCH_LOGS:-}" ] || cp "$W/bird-$name.log" "$BENCH_LOGS/churn-bird-$name.log"
 	if [ -n "$fibd_pid" ]; then
 		stop_fibd
 	fi

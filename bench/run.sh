@@ -23,10 +23,14 @@ bird | bgp | churn)
 	# churn: the table over BGP into the BIRD measured, part of it withdrawn and announced again.
 	[ "$which" = bgp ] && export BENCH_ONLY=bgp
 	version=2.0.12
-	if [ "${1:-}" = --bird ]; then
-		version=${2:?bench/run.sh bird --bird 2.0.12|2.19|3}
-		shift 2
-	fi
+	shape=()
+	while [ $# -gt 0 ]; do
+		case $1 in
+		--bird) version=${2:?bench/run.sh bird --bird 2.0.12|2.19|3}; shift 2 ;;
+		--uniform) shape=(--uniform); shift ;;
+		*) break ;;
+		esac
+	done
 	case $version in
 	2.0.12) out=build/bird ;;
 	2.19 | 2.19.2) out=build/bird-2.19.2 ;;
@@ -39,7 +43,7 @@ bird | bgp | churn)
 	fi
 	script=bench/bird.sh
 	[ "$which" = churn ] && script=bench/churn.sh
-	BUILD_DIR=build-bench BIRD_DIR=$PWD/$out exec "$script" "$@"
+	BUILD_DIR=build-bench BIRD_DIR=$PWD/$out exec "$script" "${shape[@]}" "$@"
 	;;
 *) echo "bench/run.sh: unknown benchmark '$which' (known: slab, feed, rescan, scale, dump, bird, bgp, churn)" >&2; exit 2 ;;
 esac
