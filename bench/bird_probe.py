@@ -131,6 +131,17 @@ def pause(tick):
     time.sleep(max(0.0, 0.1 - (time.monotonic() - tick)))
 
 
+def probe_for(cli, seconds):
+    """show status every 100 ms for SECONDS: the latencies."""
+    lat = []
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        tick = time.monotonic()
+        lat.append(cli.probe())
+        pause(tick)
+    return lat
+
+
 def churn_phase(cli, spec, table, base4, n4, sample):
     """--churn: withdraw and announce again another BIRD's protocols, probing on."""
     src_ctl, protos, c4, c6, rounds = spec[0], spec[1].split("+"), int(spec[2]), int(spec[3]), int(spec[4])
@@ -167,12 +178,7 @@ def main():
         out = {"startup_s": round(time.monotonic() - start, 3)}
         # then AFTER_S seconds of probes: what BIRD's own work right after
         # start-up costs them, with no export protocol to blame
-        end = time.monotonic() + float(args[2] if len(args) > 2 else 0)
-        lat = []
-        while time.monotonic() < end:
-            tick = time.monotonic()
-            lat.append(cli.probe())
-            pause(tick)
+        lat = probe_for(cli, float(args[2] if len(args) > 2 else 0))
         if lat:
             out["after_startup"] = summary(lat)
         print(json.dumps(out))
@@ -197,7 +203,7 @@ def main():
     recv = [int(a) for a in args[6:]]
     cli = Cli(ctl)
     gate = V4Lookup(table, sample)
-    load, steady = [], []
+    load = []
     # The probes BIRD would have got from count_from on, had it answered.
     first = time.monotonic() - start
     t = count_from
@@ -231,10 +237,7 @@ def main():
         steady_start = time.monotonic()
         cpu0 = cpu_s(bird)
         rcpu0 = sum(cpu_s(p) for p in recv)
-        while time.monotonic() - steady_start < steady_s:
-            tick = time.monotonic()
-            steady.append(cli.probe())
-            pause(tick)
+        steady = probe_for(cli, steady_s)
         span = time.monotonic() - steady_start
         out["steady"] = summary(steady)
         out["bird_load_cpu_s"] = round(cpu0, 2)
