@@ -83,7 +83,7 @@ struct fibd_proto {
   timer *stop_timer;			/* shutdown: give BYE this long to drain */
   struct ps_dec *dec;			/* fibd's messages */
   u8 drop_pending;			/* the pending limit was hit: drop from the tx event */
-  u8 export_paused;			/* an export or feed run was skipped at the high-water mark */
+  u8 export_paused;			/* channels (1: ip4, 2: ip6) whose export or feed run was skipped at the high-water mark */
   btime last_sent;			/* when the socket last took bytes */
   void (*export_hook[2])(void *);	/* the ip4 and ip6 channels' own export (3) or feed (2) events */
 

@@ -173,31 +173,40 @@ fibd_export_pause(struct fibd_proto *p)
     return 0;
   if (!p->export_paused)
     p->st.export_pauses++;
-  p->export_paused = 1;
   return 1;
 }
 
-/* A channel's export (BIRD 3) or feed (BIRD 2) event, as the glue wraps it. */
+/*
+ * A channel's export (BIRD 3) or feed (BIRD 2) event, as the glue wraps it.
+ * export_paused has a bit per channel whose run was skipped: a run that goes
+ * (fibd stalled, BIRD corked) clears its channel's, not the other's.
+ */
 void
 fibd_export_event(void *data)
 {
   struct channel *c = data;
   struct fibd_proto *p = (void *) c->proto;
+  u8 bit = 1 << (c == p->ip6);
 
-  if (!fibd_export_pause(p))
-    p->export_hook[c == p->ip6](c);
+  if (fibd_export_pause(p))
+  {
+    p->export_paused |= bit;
+    return;
+  }
+  p->export_paused &= ~bit;
+  p->export_hook[c == p->ip6](c);
 }
 
 /* Run again the events fibd_export_event skipped. */
 static void
 fibd_export_resume(struct fibd_proto *p)
 {
-  if (!p->export_paused)
-    return;
+  u8 paused = p->export_paused;
+
   p->export_paused = 0;
-  if (p->ip4)
+  if (p->ip4 && (paused & 1))
     fibd_channel_resume(p->ip4);
-  if (p->ip6)
+  if (p->ip6 && (paused & 2))
     fibd_channel_resume(p->ip6);
 }
 
