@@ -75,9 +75,10 @@ class V4Lookup:
     EXACT_EVERY = 5.0  # s: due() at least this often, should a prefix never be seen
 
     def __init__(self, table, nets):
-        if table not in (254, 255):
-            subprocess.run(["ip", "rule", "add", "pref", "40000", "lookup", str(table)],
-                           capture_output=True)
+        rule = ["pref", "40000", "lookup", str(table)]
+        if table not in (254, 255) and not subprocess.run(["ip", "rule", "show", *rule],
+                                                          capture_output=True, text=True).stdout.strip():
+            subprocess.run(["ip", "rule", "add", *rule], check=True)
         self.s = socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, 0)  # NETLINK_ROUTE
         self.s.bind((0, 0))
         self.nets = {}
