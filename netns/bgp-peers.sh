@@ -435,7 +435,7 @@ _openbgpd_loaded() { # FILE: its RDE holds as many IPv4 and IPv6 networks as FIL
 # down and comes up once they are all in.
 openbgpd_start() {
 	openbgpd_conf >"$W/bgpd.conf"
-	mkdir -p /run/openbgpd # its chroot, the home of its user _openbgpd
+	made_dir /run/openbgpd # its chroot, the home of its user _openbgpd
 	start_bg PEER_PID ip netns exec "$A" bgpd -d -f "$W/bgpd.conf" >>"$W/bgpd.out" 2>&1
 	wait_until 60 _openbgpd_ctl show summary >/dev/null || return 1
 	cp "$1" "$W/bgpd.routes"

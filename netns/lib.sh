@@ -11,6 +11,7 @@
 NS_PREFIX="fibdt-$$"
 _ns_list=()
 _dirs=()
+_made=()
 _lib_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 . "$_lib_dir/link.sh"
 _pids=()
@@ -132,6 +133,13 @@ scratch_dir() {
 	printf -v "$1" '%s' "$d"
 }
 
+# made_dir DIR: a directory a peer needs outside the scratch directory; one
+# that was not there before is removed at exit, if it is empty by then.
+made_dir() {
+	[ -d "$1" ] && return 0
+	mkdir -p "$1" && _made+=("$1")
+}
+
 # routes_py ARGS...: the route set generator and canonicaliser (netns/routes.py).
 routes_py() {
 	python3 "$_lib_dir/routes.py" "$@"
@@ -148,6 +156,9 @@ _cleanup() {
 	done
 	for ns in "${_ns_list[@]}"; do
 		ip netns del "$ns" 2>/dev/null || true
+	done
+	for d in "${_made[@]}"; do
+		rmdir "$d" 2>/dev/null || true
 	done
 	for d in "${_dirs[@]}"; do
 		if [ "$_tap_failed" -gt 0 ] || [ "$rc" -ne 0 ]; then
