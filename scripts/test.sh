@@ -81,6 +81,11 @@ PY
 }
 
 status=0
+# phase TEXT: a step's heading, with the time since the start (CI must stay
+# under 30 minutes: the log says where they go).
+phase() {
+	printf '== %s (at %d min %02d s)\n' "$*" $((SECONDS / 60)) $((SECONDS % 60))
+}
 # bird_check NAME LOG BUILD-ARGS...: build a BIRD with the fibd protocol and run its make check.
 bird_check() {
 	local name=$1 log=$2
@@ -95,9 +100,9 @@ bird_check() {
 	tail -n 1 "$log"
 }
 mkdir -p build
-echo "== BIRD 2.0.12 (Debian's source) with the fibd protocol, and its make check"
+phase "BIRD 2.0.12 (Debian's source) with the fibd protocol, and its make check"
 bird_check bird-make-check build/bird-check.log build/bird
-echo "== BIRD 2.19.2 and 3.3.2 (upstream's source beside the repository), and their make check"
+phase "BIRD 2.19.2 and 3.3.2 (upstream's source beside the repository), and their make check"
 bird_check bird-2.19.2-make-check build/bird-2.19-check.log --bird 2.19 build/bird-2.19.2
 bird_check bird-3.3.2-make-check build/bird-3-check.log --bird 3 build/bird-3.3.2
 # The BIRD scenarios must not skip here: a missing BIRD is a failure.
@@ -105,7 +110,7 @@ export BIRD_DIR=$PWD/build/bird BIRD_REQUIRED=1
 # Nor may a BGP peer's scenario skip for want of the peer.
 export BGP_PEERS_REQUIRED=1
 
-echo "== the Debian package, unpacked into a throwaway root and run"
+phase "the Debian package, unpacked into a throwaway root and run"
 if scripts/package.sh build/deb; then
 	summary+=("1 0 0 debian-package")
 else
@@ -113,12 +118,12 @@ else
 	summary+=("0 1 0 debian-package")
 fi
 
-echo "== build (werror) and unit, fuzz, netns suites"
+phase "build (werror) and unit, fuzz, netns suites"
 setup_build build-test -Dwerror=true -Dtests=enabled
 run_suites build-test unit fuzz netns || status=1
 
 for v in 2.19.2 3.3.2; do
-	echo "== the BIRD scenarios again, with BIRD $v"
+	phase "the BIRD scenarios again, with BIRD $v"
 	rc=0
 	BIRD_DIR=$PWD/build/bird-$v meson test -C build-test --print-errorlogs --num-processes 1 \
 		80-bird 81-bird-restart 82-bird-learn 83-bird-stall 85-bgp-bird || rc=$?
@@ -126,7 +131,7 @@ for v in 2.19.2 3.3.2; do
 	[ $rc -eq 0 ] || status=1
 done
 
-echo "== the writer thread's unit tests under ThreadSanitizer"
+phase "the writer thread's unit tests under ThreadSanitizer"
 configure_build build-tsan -Dtests=enabled -Db_sanitize=thread -Db_lundef=false
 rc=0
 ninja -C build-tsan tests/test_fibd_nl >/dev/null &&
@@ -134,7 +139,7 @@ ninja -C build-tsan tests/test_fibd_nl >/dev/null &&
 summary+=("$(count_results build-tsan | sed 's/ build-tsan$/ build-tsan-writer/')")
 [ $rc -eq 0 ] || status=1
 
-echo "== build under ASan+UBSan and unit, fuzz, netns suites"
+phase "build under ASan+UBSan and unit, fuzz, netns suites"
 setup_build build-asan -Dwerror=true -Dtests=enabled -Db_sanitize=address,undefined \
 	-Db_lundef=false -Dc_args=-fno-sanitize-recover=all
 # The BGP peers feed a fifth of the table here: build-test has the full size.
@@ -148,4 +153,5 @@ for line in "${summary[@]}"; do
 	passed=$((passed + p)) failed=$((failed + f)) skipped=$((skipped + s))
 done
 echo "total: $passed passed, $failed failed, $skipped skipped"
+phase "done"
 exit $status
