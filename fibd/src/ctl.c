@@ -88,12 +88,12 @@ route_state(const struct route *r)
 	if (r->flags & R_WAITING)
 		return "waiting";
 	if (r->flags & (R_QUEUED | R_INFLIGHT))
-		return route_want(r) ? "pending" : "withdrawing";
-	if (route_want(r) && rattr_fulfils(route_have(r), route_want(r)))
+		return r->want ? "pending" : "withdrawing";
+	if (r->want && rattr_fulfils(route_have(r), route_want(r)))
 		return "installed";
-	if (!route_want(r) && route_have(r))
+	if (!r->want && r->have)
 		return r->owner == OWNER_NONE ? "adopted" : "installed";
-	return route_want(r) ? "not installed" : "gone";
+	return r->want ? "not installed" : "gone";
 }
 
 /* One route: what its client wants, what the kernel has, and why not, if it failed. */
@@ -125,7 +125,7 @@ show_one(struct route *r, void *ctx)
 		if (attrs_known(route_have(r)))
 			put_attrs_json(t, route_have(r));
 		else
-			tprintf(t, route_have(r) ? "\"(adopted, not read)\"" : "null");
+			tprintf(t, r->have ? "\"(adopted, not read)\"" : "null");
 		tprintf(t, ",\"state\":\"%s\",\"errno\":%u,\"error\":", state, r->err);
 		put_error_json(t, r->err, ktext);
 		tprintf(t, sh->plain ? "}\n" : "}");
@@ -280,7 +280,7 @@ dump_one(struct route *r, void *vctx)
 {
 	struct dump_ctx *d = vctx;
 
-	if (!route_want(r))
+	if (!r->want)
 		return 0; /* only what clients want: fed back, it is the same table */
 	if (d->sh.t->len >= d->part && r->node != d->last)
 		return 1;

@@ -116,7 +116,7 @@ encode_status(struct session *s)
 				o->sq_tail = NULL;
 			done[seen++] = r;
 			if (s->failures_only && !(r->flags & (R_WAITING | R_FAILED))) {
-				if (route_want(r))
+				if (r->want)
 					s->installed++;
 				else
 					s->removed++;
@@ -134,7 +134,7 @@ encode_status(struct session *s)
 				e->state = PS_RS_WAITING;
 			else if (r->flags & R_FAILED)
 				e->state = PS_RS_FAILED;
-			else if (!route_want(r))
+			else if (!r->want)
 				e->state = PS_RS_REMOVED;
 			else
 				e->state = PS_RS_INSTALLED;

@@ -121,7 +121,7 @@ flush_route(struct route *r, void *ctx)
 {
 	uint64_t *n = ctx;
 
-	if (!route_have(r) && !route_want(r))
+	if (!r->have && !r->want)
 		return 0;
 	route_set_want(r, NULL);
 	nl_enqueue(r);

@@ -132,7 +132,7 @@ settle(struct route *r)
 {
 	struct owner *o = r->owner != OWNER_NONE ? ow.owners[r->owner] : NULL;
 
-	if (route_want(r) || route_have(r) || (r->flags & (R_QUEUED | R_INFLIGHT | R_STATUSQ | R_PARKED)))
+	if (r->want || r->have || (r->flags & (R_QUEUED | R_INFLIGHT | R_STATUSQ | R_PARKED)))
 		return;
 	if (o)
 		detach(o, r);
@@ -160,7 +160,7 @@ static void
 route_write(struct owner *o, struct route *r)
 {
 	if (event_wanted())
-		event_emit(&(struct event){ .kind = route_want(r) ? EV_DESIRED : EV_WITHDRAWN, .t = table_at(r->rt),
+		event_emit(&(struct event){ .kind = r->want ? EV_DESIRED : EV_WITHDRAWN, .t = table_at(r->rt),
 		    .r = r, .client = o->name });
 	nl_enqueue(r);
 	if (!(r->flags & R_PENDING) && (r->flags & (R_QUEUED | R_INFLIGHT))) {
@@ -190,7 +190,7 @@ owner_route_done(struct route *r, int err, const char *text)
 	void *session = o && !o->quiet ? o->session : NULL;
 
 	if (event_wanted() && err >= 0)
-		event_emit(&(struct event){ .kind = err ? EV_FAILED : route_want(r) ? EV_INSTALLED : EV_REMOVED,
+		event_emit(&(struct event){ .kind = err ? EV_FAILED : r->want ? EV_INSTALLED : EV_REMOVED,
 		    .t = table_at(r->rt), .r = r, .client = o ? o->name : NULL, .err = err, .text = text });
 	if (o && (r->flags & R_PENDING) && !(r->flags & (R_QUEUED | R_INFLIGHT))) {
 		r->flags &= (uint8_t)~R_PENDING;
@@ -226,7 +226,7 @@ owner_route(struct owner *o, uint32_t table, uint32_t metric, const struct ps_ro
 	}
 	if (r->owner != OWNER_NONE && r->owner != o->slot) {
 		struct owner *other = ow.owners[r->owner];
-		if (route_want(r)) {
+		if (r->want) {
 			ow.st.conflicts++;
 			snprintf(why, why_len, "route key is owned by client %s", other->name);
 			return EEXIST;
@@ -241,7 +241,7 @@ owner_route(struct owner *o, uint32_t table, uint32_t metric, const struct ps_ro
 		 */
 		if (attach(o, r) || new_table)
 			state_save();
-		if (!route_have(r))
+		if (!r->have)
 			r->flags |= R_EXCL;
 	} else if (new_table) {
 		state_save();
@@ -268,7 +268,7 @@ owner_withdraw(struct owner *o, uint32_t table, uint32_t metric, const struct ps
 	struct route *r = t ? table_lookup(t, &k->prefix, k->plen, k->tos, metric) : NULL;
 
 	ow.st.withdraws_in++;
-	if (!r || r->owner != o->slot || !route_want(r))
+	if (!r || r->owner != o->slot || !r->want)
 		return; /* not its own, or already withdrawn: nothing to do */
 	route_set_want(r, NULL);
 	route_write(o, r);
@@ -289,7 +289,7 @@ owner_on_sweep(uv_idle_t *h)
 		for (; o->sweep && budget; budget--) {
 			struct route *r = o->sweep;
 			o->sweep = route_at(r->onext);
-			if (route_want(r) && r->gen != o->mark) {
+			if (r->want && r->gen != o->mark) {
 				route_set_want(r, NULL);
 				route_write(o, r);
 			}

@@ -154,7 +154,7 @@ prune_on_idle(uv_idle_t *h)
 		const struct scan_key *k = &p->keys[p->at];
 		struct route *r = table_lookup(t, &k->prefix, k->plen, k->tos, k->metric);
 		/* Unclaimed: no owner wants it, yet the kernel has it (fibd adopted it). */
-		if (!r || r->owner != OWNER_NONE || route_want(r) || !route_have(r))
+		if (!r || r->owner != OWNER_NONE || r->want || !r->have)
 			continue;
 		pr.pruned++;
 		nl_enqueue(r);
@@ -210,13 +210,13 @@ repair_one(struct route *r, void *ctx)
 	w->last = r->node;
 	route_prefix(r, &pr.repair_after);
 	pr.repair_after_len = route_plen(r);
-	if (t->diffing && route_want(r)) {
+	if (t->diffing && r->want) {
 		if (r->flags & (R_FAILED | R_WAITING))
 			event_emit(&(struct event){ .kind = EV_DIFF, .t = t, .r = r, .diff = DIFF_FAILED });
 		else if (r->seen != t->epoch)
 			event_emit(&(struct event){ .kind = EV_DIFF, .t = t, .r = r, .diff = DIFF_MISSING });
 	}
-	if (!route_want(r) || !route_have(r) || r->seen == t->epoch || (r->flags & (R_QUEUED | R_INFLIGHT)))
+	if (!r->want || !r->have || r->seen == t->epoch || (r->flags & (R_QUEUED | R_INFLIGHT)))
 		return 0;
 	nl_route_lost(r);
 	return 0;

@@ -182,12 +182,12 @@ apply_key(struct rtable *t, struct scan_key *k)
 		return false;
 	}
 	if (t->diffing) {
-		if (!route_want(r))
+		if (!r->want)
 			diff_one(t, DIFF_EXTRA, r, k->attrs);
 		else if (k->attrs && !rattr_fulfils(k->attrs, route_want(r)))
 			diff_one(t, DIFF_DIFFERS, r, k->attrs);
 	}
-	if (route_have(r)) {
+	if (r->have) {
 		/*
 		 * Someone changed a route of fibd's behind its back (it kept fibd's
 		 * protocol, so no notification told): write it again. What the
@@ -195,7 +195,7 @@ apply_key(struct rtable *t, struct scan_key *k)
 		 * kernel acknowledged a write of it since the dump began (seen is then
 		 * already this epoch): the dump may predate that write.
 		 */
-		if (sy.apply_rescan && k->attrs && !rattr_fulfils(k->attrs, route_have(r)) && route_want(r) &&
+		if (sy.apply_rescan && k->attrs && !rattr_fulfils(k->attrs, route_have(r)) && r->want &&
 		    r->seen != t->epoch && !(r->flags & (R_QUEUED | R_INFLIGHT))) {
 			sy.st.routes_changed++;
 			nl_route_changed(r, k->attrs);
@@ -302,9 +302,9 @@ route_notified(struct rtable *t, const struct nlmsghdr *nlh, const struct kmsg_r
 		return; /* our own adds and others' deletes say nothing about our routes */
 	if (!(r = table_lookup(t, &kr->prefix, kr->plen, kr->tos, kr->metric)))
 		return;
-	if (!route_have(r) || (r->flags & (R_QUEUED | R_INFLIGHT)))
+	if (!r->have || (r->flags & (R_QUEUED | R_INFLIGHT)))
 		return;
-	if (!route_want(r)) {
+	if (!r->want) {
 		/* An adopted route, gone: nothing of fibd's is left there to withdraw. */
 		if (del) {
 			nl_route_forget(r);

@@ -45,8 +45,10 @@ struct route {
 	uint32_t onext; /* owner's routes */
 	uint32_t oprev;
 	uint32_t snext; /* owner's status queue */
-	uint32_t want;  /* desired attributes (route_want); 0: remove from the kernel */
-	uint32_t have;  /* acknowledged by the kernel (route_have); 0: not installed */
+	/* Ids of interned attribute sets, 0 for none: a truth test reads the id
+	 * (r->want), route_want()/route_have() give the attributes. */
+	uint32_t want;  /* desired attributes; 0: remove from the kernel */
+	uint32_t have;  /* acknowledged by the kernel; 0: not installed */
 	uint32_t metric;
 	uint16_t gen;     /* owner's feed mark when it last sent it (compared for equality) */
 	uint16_t owner;   /* client slot, OWNER_NONE */
