@@ -7,15 +7,15 @@
 # waiting export keeps changes in BIRD's journal, and a long journal corks
 # BIRD's BGP sessions), and the session survives; once fibd reads again, the
 # changes drain and the kernel ends as BIRD's configuration says. Last, fibd
-# stops just as a feed begins: having read a moment ago, it gets the feed's
-# pause (BIRD 2) instead of the whole feed in the pending set.
+# stops just as a feed begins: while its socket still takes bytes, BIRD 2's
+# feed pauses at the high-water mark instead of filling the pending set.
 set -u
 . "$(dirname "$0")/lib.sh"
 
 require_root
 require_fibd
 require_bird
-tap_plan 11
+tap_plan 12
 diag "$("$BIRD_DIR/bird" --version 2>&1)"
 
 ns_with_link A st
@@ -76,6 +76,9 @@ info=$(birdc_in "$A" "$W/bird.conf" show protocols all f1)
 diag "$(grep -E 'Routes sent|Pending|Export paused' <<<"$info")"
 check "the export did not wait for the stalled fibd: 20000 more routes into the pending set" \
 	test "$(($(routes_sent "$info") - sent0))" -eq 20000
+# (a run that went clears its channel's pause: none is said to wait now)
+check "no channel's export is said to wait" bash -c \
+	"grep -q 'Pending:' <<<\"\$1\" && ! grep -q 'Export paused:.*, now' <<<\"\$1\"" _ "$info"
 
 # fibd reads again: the changes drain (BIRD 3: and export goes on).
 kill -CONT "$FIBD_PID"
@@ -89,12 +92,15 @@ check "every route withdrawn, the kernel table empties" wait_until 90 kernel_tab
 check "the same session all along" bash -c \
 	"ip netns exec $A $BIRD_DIR/birdc -s $W/bird.conf.ctl show protocols all f1 | grep -Eq 'Sessions: *1 connects, 0 disconnects'"
 
-# fibd stops just as a feed begins (every route exported again): fibd read a
-# moment ago, so the feed stops at the high-water mark (4096 pending changes)
-# instead of filling the pending set, and goes on once fibd reads again. BIRD 2
-# checks every 256 nets of its feed; BIRD 3 only between export runs, which
-# end on time (the thread's slice), not on a count: whether 20000 routes make
-# more than one run depends on the machine, so BIRD 3's pause is not asserted.
+# fibd stops just as a feed begins (every route exported again): its socket
+# has room, and while the socket takes the glue's buffers (it took one within
+# the second) the feed stops at the high-water mark (4096 pending changes)
+# instead of filling the pending set; it goes on once fibd reads again. That
+# needs the 20000 routes (about 660 kB) to outgrow the glue's 64 KiB buffer,
+# the socket's (net.core.wmem_default) and 4096 pending changes. BIRD 2 checks
+# every 256 nets of its feed; BIRD 3 only between export runs, which end on
+# time (the thread's slice), not on a count: whether 20000 routes make more
+# than one run depends on the machine, so BIRD 3's pause is not asserted.
 pending() { sed -n 's/^ *Pending: *\([0-9]*\) changes.*/\1/p' <<<"$1"; }
 kill -STOP "$FIBD_PID"
 bird_conf all >"$W/bird.conf"
@@ -102,18 +108,22 @@ birdc_in "$A" "$W/bird.conf" configure >/dev/null
 answered=$(probes)
 info=$(birdc_in "$A" "$W/bird.conf" show protocols all f1)
 diag "$(grep -E 'Pending|Export paused' <<<"$info")"
-if [ "$(bird_major)" = 2 ]; then
+wmem=$(ip netns exec "$A" cat /proc/sys/net/core/wmem_default)
+if [ "$(bird_major)" = 3 ]; then
+	ok "the feed waits at 4096 pending changes # SKIP BIRD 3 checks between export runs, which end on time, not count"
+elif [ "$wmem" -gt 262144 ]; then
+	ok "the feed waits at 4096 pending changes # SKIP net.core.wmem_default is $wmem: the socket may take the whole feed"
+else
 	n=$(pending "$info")
 	check "fibd stopped as a feed began: the feed waits at 4096 pending changes (${n:-?}), birdc answers ($answered of 20)" bash -c \
 		"grep -Eq 'Export paused: *[0-9]+ times at 4096 pending changes, now' <<<\"\$1\" &&
 		 [ \"\$2\" -ge 4096 ] && [ \"\$2\" -lt $((4096 + 2 * 256)) ] && [ \"\$3\" -eq 20 ]" _ "$info" "${n:-0}" "$answered"
-else
-	ok "the feed waits at 4096 pending changes # SKIP BIRD $(bird_major) checks between export runs, which end on time, not count"
 fi
 kill -CONT "$FIBD_PID"
 check "after fibd resumes, the feed goes on to the end: the kernel holds every route" wait_until 90 kernel_table_is "$A" 100 "$W/want"
+info=$(birdc_in "$A" "$W/bird.conf" show protocols all f1)
 check "and the export is no longer paused" bash -c \
-	"! ip netns exec $A $BIRD_DIR/birdc -s $W/bird.conf.ctl show protocols all f1 | grep -q 'Export paused:.*, now'"
+	"grep -q 'Pending:' <<<\"\$1\" && ! grep -q 'Export paused:.*, now' <<<\"\$1\"" _ "$info"
 
 stop_pid "$BIRD_PID" TERM
 stop_pid "$FIBD_PID" TERM
