@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # The harness itself: namespaces, veth, the kernel's route table read back as
-# JSON, bounded waiting, and cleanup that leaves nothing behind.
+# JSON, bounded waiting, cleanup that leaves nothing behind, and a watched
+# process (fibd) that does not end cleanly failing the test.
 set -u
 . "$(dirname "$0")/lib.sh"
 
 require_root
-tap_plan 7
+tap_plan 10
 
 ns_new A a
 ns_new B b
@@ -48,3 +49,28 @@ child=$(bash -c '
 read -r child_ns child_pid <<<"$child"
 check "a finished script leaves no namespace and no process" \
 	bash -c "! ip netns list | grep -q '^$child_ns' && ! kill -0 $child_pid 2>/dev/null"
+
+# watch_exit: a watched process that exits 3 on TERM fails its script, whether
+# stop_pid or the cleanup stops it; one that exits 0 does not.
+watched() { # how the process ends on TERM, who stops it
+	bash -c '
+		. "'"$(dirname "$0")"'/lib.sh"
+		: >"$3"
+		start_bg P bash -c "trap \"kill \\\$!; exit $1\" TERM; sleep 600 & wait"
+		watch_exit "$P" fail "$3"
+		sleep 0.2
+		[ "$2" = stop_pid ] && stop_pid "$P" TERM
+		true
+	' _ "$@"
+}
+log=$(mktemp)
+out=$(watched 3 stop_pid "$log")
+check "stop_pid: a watched process that exits 3 on TERM fails the script" \
+	bash -c 'grep -q "^not ok .*ended with status 3 on SIGTERM" <<<"$1"' _ "$out"
+out=$(watched 3 cleanup "$log")
+check "cleanup: a watched process that exits 3 on TERM fails the script" \
+	bash -c '[ "$2" -ne 0 ] && grep -q "^not ok .*ended with status 3 on SIGTERM" <<<"$1"' _ "$out" "$(watched 3 cleanup "$log" >/dev/null; echo $?)"
+out=$(watched 0 stop_pid "$log")
+rc=$?
+check "a watched process that exits 0 on TERM passes" bash -c '[ "$2" -eq 0 ] && ! grep -q "^not ok" <<<"$1"' _ "$out" "$rc"
+rm -f "$log"

@@ -102,6 +102,7 @@ printf 'table 100 inet\ntable 100 inet6\n' >"$W/tables"
 echo "state_file = $W/tables" >"$W/ready.conf"
 notify_listener "$W/notify2" "$W/notify2.log"
 NOTIFY_SOCKET=$W/notify2 start_bg FIBD_PID ip netns exec "$A" "$FIBD" -f -s "$SOCK" -c "$W/ready.conf" 2>>"$SOCK.log"
+watch_exit "$FIBD_PID" fail "$SOCK.log"
 wait "$listener"
 stop_pid "$FIBD_PID" TERM
 diag "systemd heard: $(grep -v WATCHDOG "$W/notify2.log" | tr '\n' ';')"

@@ -15,6 +15,8 @@ _made=()
 _lib_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 . "$_lib_dir/link.sh"
 _pids=()
+# Processes whose end is looked at (watch_exit): PID -> "fail LOG" or "diag LOG".
+declare -A _watch=()
 _tap_n=0
 _tap_failed=0
 
@@ -105,15 +107,47 @@ start_bg() {
 	printf -v "$var" '%s' "$pid"
 }
 
+# watch_exit PID fail|diag LOG: how the process ends when stop_pid or the
+# cleanup stops it is looked at: on TERM or INT it must exit 0, on another
+# signal die of it. If not (a crash, a sanitizer's report at exit, a hang
+# ended by KILL), "fail" is a failed test and "diag" (another project's
+# daemon) a diagnostic; either shows LOG's tail.
+watch_exit() {
+	_watch[$1]="$2 $3"
+}
+
+# _exit_seen PID SIGNAL STATUS: the verdict of watch_exit on a stopped process.
+_exit_seen() {
+	local pid=$1 sig=$2 status=$3 mode log want=0
+	[ -n "${_watch[$pid]:-}" ] || return 0
+	read -r mode log <<<"${_watch[$pid]}"
+	unset "_watch[$pid]"
+	case $sig in
+	TERM | INT) ;;
+	*) want=$((128 + $(kill -l "$sig"))) ;;
+	esac
+	[ "$status" -eq "$want" ] && return 0
+	local what="process $pid ended with status $status on SIG$sig (expected $want)"
+	[ "$status" -gt 128 ] && what+=", killed by SIG$(kill -l $((status - 128)))"
+	if [ "$mode" = fail ]; then
+		not_ok "$what"
+	else
+		diag "$what"
+	fi
+	[ -f "$log" ] && tail -n 30 "$log" | sed 's/^/#   /'
+	return 0
+}
+
 # stop_pid PID [SIGNAL]: signal one of our processes and wait (bounded) for it.
 stop_pid() {
-	local pid=$1 sig=${2:-TERM}
+	local pid=$1 sig=${2:-TERM} status=0
 	kill -s "$sig" "$pid" 2>/dev/null || return 0
 	# bash reports a killed job on its stderr when it reaps it: not a failure.
 	{
 		wait_until 10 bash -c "! kill -0 $pid" || kill -s KILL "$pid"
-		wait "$pid" || true
+		wait "$pid" || status=$?
 	} 2>/dev/null
+	_exit_seen "$pid" "$sig" "$status"
 }
 
 # routes_json NS [ip route selectors...]: the kernel's routes as JSON.
@@ -146,13 +180,16 @@ routes_py() {
 }
 
 _cleanup() {
-	local rc=$?
+	local rc=$? alive=() status
 	for pid in "${_pids[@]}"; do
-		kill -s TERM "$pid" 2>/dev/null || true
+		kill -s TERM "$pid" 2>/dev/null && alive+=("$pid")
 	done
-	for pid in "${_pids[@]}"; do
+	for pid in "${alive[@]}"; do
 		for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
 		kill -s KILL "$pid" 2>/dev/null || true
+		status=0
+		wait "$pid" 2>/dev/null || status=$?
+		_exit_seen "$pid" TERM "$status"
 	done
 	for ns in "${_ns_list[@]}"; do
 		ip netns del "$ns" 2>/dev/null || true
@@ -204,6 +241,7 @@ start_fibd() {
 		[ -n "${FIBD_CONF:-}" ] && printf '%s\n' "$FIBD_CONF"
 	} >"$sock.conf"
 	start_bg "$var" ip netns exec "$ns" "$FIBD" -f -s "$sock" -c "$sock.conf" "$@" 2>>"$sock.log"
+	watch_exit "${!var}" fail "$sock.log"
 	wait_until 10 ip netns exec "$ns" "$FIBCTL" -s "$sock" status
 }
 
@@ -284,6 +322,7 @@ start_bird() {
 	local var=$1 ns=$2 conf=$3
 	start_bg "$var" ip netns exec "$ns" "$BIRD_DIR/bird" -f -c "$conf" -s "$conf.ctl" \
 		-P "$conf.pid" 2>>"$conf.log"
+	watch_exit "${!var}" diag "$conf.log"
 	wait_until 20 ip netns exec "$ns" "$BIRD_DIR/birdc" -s "$conf.ctl" show status
 }
 
