@@ -451,6 +451,16 @@ test_gateway_only_takes_object(void **state)
 	assert_int_equal(inflight(), 0);
 }
 
+/* Nexthop i of an IPv4 unicast route: via gw on dev, weight 1. */
+static void
+set_nh_v4(struct ps_route *pr, unsigned i, const char *gw, const char *dev)
+{
+	pr->nh[i].gw_family = PS_FAM_V4;
+	assert_int_equal(inet_pton(AF_INET, gw, pr->nh[i].gw.b), 1);
+	pr->nh[i].weight = 1;
+	snprintf(pr->nh[i].ifname, sizeof(pr->nh[i].ifname), "%s", dev);
+}
+
 /* The interned set "via gw dev dev" of t's family. */
 static struct rattr *
 rattr_via(const char *gw, const char *dev)
@@ -461,10 +471,7 @@ rattr_via(const char *gw, const char *dev)
 	pr.key.family = PS_FAM_V4;
 	pr.type = PS_RT_UNICAST;
 	pr.n_nexthops = 1;
-	pr.nh[0].gw_family = PS_FAM_V4;
-	assert_int_equal(inet_pton(AF_INET, gw, pr.nh[0].gw.b), 1);
-	pr.nh[0].weight = 1;
-	snprintf(pr.nh[0].ifname, sizeof(pr.nh[0].ifname), "%s", dev);
+	set_nh_v4(&pr, 0, gw, dev);
 	return rattr_intern(&pr);
 }
 
@@ -552,10 +559,7 @@ test_widest_route_with_objects(void **state)
 	for (unsigned i = 0; i < PS_NEXTHOPS_MAX; i++) {
 		char gw[32];
 		snprintf(gw, sizeof(gw), "10.1.%u.%u", i / 128, i % 128 + 1);
-		pr.nh[i].gw_family = PS_FAM_V4;
-		assert_int_equal(inet_pton(AF_INET, gw, pr.nh[i].gw.b), 1);
-		pr.nh[i].weight = 1;
-		snprintf(pr.nh[i].ifname, sizeof(pr.nh[i].ifname), "lo");
+		set_nh_v4(&pr, i, gw, "lo");
 	}
 	r = troute_want(t, "192.0.2.1", 32, "198.51.100.23");
 	route_set_want(r, rattr_intern(&pr));
