@@ -77,8 +77,10 @@ diag "$(grep -E 'Routes sent|Pending|Export paused' <<<"$info")"
 check "the export did not wait for the stalled fibd: 20000 more routes into the pending set" \
 	test "$(($(routes_sent "$info") - sent0))" -eq 20000
 # (a run that went clears its channel's pause: none is said to wait now)
-check "no channel's export is said to wait" bash -c \
-	"grep -q 'Pending:' <<<\"\$1\" && ! grep -q 'Export paused:.*, now' <<<\"\$1\"" _ "$info"
+# not_waiting INFO: show protocols all says how much is pending, and no
+# channel's export is paused now.
+not_waiting() { grep -q 'Pending:' <<<"$1" && ! grep -q 'Export paused:.*, now' <<<"$1"; }
+check "no channel's export is said to wait" not_waiting "$info"
 
 # fibd reads again: the changes drain (BIRD 3: and export goes on).
 kill -CONT "$FIBD_PID"
@@ -122,8 +124,7 @@ fi
 kill -CONT "$FIBD_PID"
 check "after fibd resumes, the feed goes on to the end: the kernel holds every route" wait_until 90 kernel_table_is "$A" 100 "$W/want"
 info=$(birdc_in "$A" "$W/bird.conf" show protocols all f1)
-check "and the export is no longer paused" bash -c \
-	"grep -q 'Pending:' <<<\"\$1\" && ! grep -q 'Export paused:.*, now' <<<\"\$1\"" _ "$info"
+check "and the export is no longer paused" not_waiting "$info"
 
 stop_pid "$BIRD_PID" TERM
 stop_pid "$FIBD_PID" TERM
