@@ -36,6 +36,7 @@
 #define FIBD_TX_ROUNDS	16		/* socket buffers filled per tx event, at most */
 #define FIBD_TX_CHUNK	8192		/* bytes taken off the pending set between looks at the clock */
 #define FIBD_STOP_WAIT	(1 S_)		/* BYE gets this long to drain at shutdown */
+#define FIBD_CONFIG_WAIT (10 MS_)	/* connect retried while a commit is in progress */
 
 static void fibd_connect(timer *t);
 static void fibd_disconnect(struct fibd_proto *p, const char *why);
@@ -684,6 +685,13 @@ fibd_connect(timer *t)
   /* Only while starting: a timer left over from a stop must not connect again. */
   if (p->p.proto_state != PS_START)
     return;
+  /* Nor while BIRD commits a configuration (version.h): the feed would miss
+   * routes that protocols starting after this one import in the commit. */
+  if (FIBD_CONFIGURING())
+  {
+    FIBD_TM_START(p, t, FIBD_CONFIG_WAIT);
+    return;
+  }
   if (strlen(p->cf->socket) >= sizeof(sa.sun_path))
   {
     log(L_ERR "%s: socket path %s is too long", p->p.name, p->cf->socket);

@@ -21,5 +21,7 @@
  * whole buffers a run took up to 39 ms there (BIRD's debug latency).
  */
 #define FIBD_TX_BUDGET_NS	1000000ULL
+/* The commit runs in the same loop: the protocol cannot connect meanwhile. */
+#define FIBD_CONFIGURING()	0
 
 #endif

@@ -26,5 +26,17 @@
  * as long.
  */
 #define FIBD_TX_BUDGET_NS	(60ULL * 1000000000ULL)
+/*
+ * A configuration commit starts its protocols in phases on the main loop: this
+ * one (a connector, like kernel) before the static protocols, which import
+ * their routes later in the same commit. Its own loop may run meanwhile, on
+ * reconfiguration and, with bird-3.3.2-startup.patch, in the first commit
+ * too: a feed then would end before the static routes are in, and fibd would
+ * prune what it had kept of them from the last session (BIRD restarted). So
+ * the protocol connects only once no commit is in progress (conf/conf.c's
+ * configuring, which conf.h does not declare).
+ */
+extern int configuring;
+#define FIBD_CONFIGURING()	__atomic_load_n(&configuring, __ATOMIC_ACQUIRE)
 
 #endif
