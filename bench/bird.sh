@@ -19,7 +19,8 @@
 #           without the peer's cost
 # The BIRD binary is the one bird-glue/build.sh makes (BIRD_DIR; bench/run.sh
 # bird --bird VERSION picks 2.0.12, 2.19.2 or 3.3.2): stock BIRD plus a
-# protocol that the kernel run does not configure, so that run is stock BIRD.
+# protocol that the kernel run does not configure, so that run is stock BIRD
+# (3.3.2: with the start-up fix build.sh carries, docs/bird-glue.md).
 # Figures (bench/bird_probe.py): time from BIRD's start until the kernel holds
 # every route; birdc show status latency, probed every 100 ms, during the load
 # (and of the probes answered, without those that waited out BIRD's start-up)

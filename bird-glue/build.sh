@@ -4,20 +4,24 @@
 # from upstream's source (a release tarball, a git archive of its tag, or a
 # tree); apply that version's patch (bird-VERSION.patch), add the protocol
 # (proto/common/ and proto/fibd/ for BIRD 2 or proto/fibd3/ for BIRD 3), link
-# proto-shim and msgpack-c, and leave bird, birdc and birdcl in OUTDIR. Nothing
-# is installed; a system BIRD is left alone. A second run rebuilds only what
-# changed.
-#   bird-glue/build.sh [--bird 2.0.12|2.19|3] [--src TARBALL|DIR] [--check] [OUTDIR]
-#   --bird   the BIRD to build: 2.0.12 (default), 2.19 or 3
-#   --src    upstream's source for 2.19 or 3 (default: ../shared/bird/bird-VERSION.tar.gz
-#            beside this repository, if there)
-#   --check  also run BIRD's own unit tests (make check) on the patched tree
-#   OUTDIR   default build/bird for 2.0.12, build/bird-VERSION otherwise
+# proto-shim and msgpack-c, and leave bird, birdc and birdcl in OUTDIR. Fixes of
+# BIRD itself that we carry until upstream has them (bird-VERSION-*.patch, each
+# saying why) are applied after it. Nothing is installed; a system BIRD is left
+# alone. A second run rebuilds only what changed.
+#   bird-glue/build.sh [--bird 2.0.12|2.19|3] [--src TARBALL|DIR] [--check] [--no-fixes] [OUTDIR]
+#   --bird      the BIRD to build: 2.0.12 (default), 2.19 or 3
+#   --src       upstream's source for 2.19 or 3 (default: ../shared/bird/bird-VERSION.tar.gz
+#               beside this repository, if there)
+#   --check     also run BIRD's own unit tests (make check) on the patched tree
+#   --no-fixes  leave out the carried fixes of BIRD (bird-VERSION-*.patch): upstream's
+#               BIRD with only the protocol added
+#   OUTDIR      default build/bird for 2.0.12, build/bird-VERSION otherwise
 set -euo pipefail
 
 REPO=$(cd "$(dirname "$0")/.." && pwd)
 GLUE=$REPO/bird-glue
 CHECK=no
+FIXES=yes
 BIRD=2.0.12
 SRC=
 usage() {
@@ -27,6 +31,7 @@ usage() {
 while [ $# -gt 0 ]; do
 	case $1 in
 	--check) CHECK=yes; shift ;;
+	--no-fixes) FIXES=no; shift ;;
 	--bird) [ $# -ge 2 ] || usage; BIRD=$2; shift 2 ;;
 	--src) [ $# -ge 2 ] || usage; SRC=$2; shift 2 ;;
 	-*) usage ;;
@@ -125,14 +130,22 @@ fi
 ninja -C "$OUT/shim" proto-shim/libproto-shim.a >/dev/null
 SHIM_LIB=$OUT/shim/proto-shim/libproto-shim.a
 
-# 3. The patched tree: made again when the patch changes; proto/fibd/ is synced
+# 3. The patched tree: made again when a patch changes; proto/fibd/ is synced
 # file by file, so that make rebuilds only what changed.
-stamp=$(sha256sum "$GLUE/bird-$VERSION.patch" | cut -c1-16)
+patches=("$GLUE/bird-$VERSION.patch")
+if [ "$FIXES" = yes ]; then
+	for f in "$GLUE/bird-$VERSION"-*.patch; do
+		[ -e "$f" ] && patches+=("$f")
+	done
+fi
+stamp=$(for f in "${patches[@]}"; do basename "$f"; sha256sum <"$f"; done | sha256sum | cut -c1-16)
 TREE=$OUT/tree
 if [ ! -f "$TREE/.fibd-patch-$stamp" ]; then
 	rm -rf "$TREE"
 	cp -a "$ORIG" "$TREE"
-	patch -d "$TREE" -p1 --quiet <"$GLUE/bird-$VERSION.patch"
+	for f in "${patches[@]}"; do
+		patch -d "$TREE" -p1 --quiet <"$f"
+	done
 	mkdir -p "$TREE/proto/fibd"
 	touch "$TREE/.fibd-patch-$stamp"
 fi
@@ -164,4 +177,4 @@ done
 if [ "$CHECK" = yes ]; then
 	make -j"$(nproc)" check
 fi
-echo "build.sh: $("$OUT/bird" --version 2>&1) with the fibd protocol in $OUT"
+echo "build.sh: $("$OUT/bird" --version 2>&1) with the fibd protocol${patches[1]:+ and $(( ${#patches[@]} - 1 )) carried fix(es)} in $OUT"
