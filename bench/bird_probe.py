@@ -10,8 +10,9 @@ Run inside BIRD's network namespace, started together with BIRD.
 control socket), in seconds from the probe's start; run it on a BIRD with the
 same routes and no export protocol, to learn when a probe may fairly expect an
 answer; with AFTER_S, then probe as below for AFTER_S seconds: the latency BIRD's
-own work right after start-up gives (BIRD 3 returns the pages its start-up freed
-to the OS then, one madvise each, in its main loop: 90-170 ms seen). --from S: probes count from S seconds after the start. Until BIRD
+own work right after start-up gives (stock BIRD 3.3.2 returns the pages its slow
+start-up freed to the OS then, one madvise each, in its main loop: 28-170 ms seen;
+under 10 ms with the start-up fix bird-glue carries). --from S: probes count from S seconds after the start. Until BIRD
 answers, the probes it would have got every 100 ms from S on all wait for that
 first answer, and count so: a probe must not wait out the greeting, or it
 hides exactly the stall at start-up that an export protocol may cause.

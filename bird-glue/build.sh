@@ -135,16 +135,21 @@ SHIM_LIB=$OUT/shim/proto-shim/libproto-shim.a
 patches=("$GLUE/bird-$VERSION.patch")
 if [ "$FIXES" = yes ]; then
 	for f in "$GLUE/bird-$VERSION"-*.patch; do
-		[ -e "$f" ] && patches+=("$f")
+		if [ -e "$f" ]; then patches+=("$f"); fi
 	done
 fi
-stamp=$(for f in "${patches[@]}"; do basename "$f"; sha256sum <"$f"; done | sha256sum | cut -c1-16)
+# (the source's stamp too: a new --src makes the tree again)
+stamp=$({
+	echo "${srcstamp:-debian}"
+	for f in "${patches[@]}"; do basename "$f"; sha256sum <"$f"; done
+} | sha256sum | cut -c1-16)
 TREE=$OUT/tree
 if [ ! -f "$TREE/.fibd-patch-$stamp" ]; then
 	rm -rf "$TREE"
 	cp -a "$ORIG" "$TREE"
 	for f in "${patches[@]}"; do
-		patch -d "$TREE" -p1 --quiet <"$f"
+		# (no fuzz: a hunk that does not fit exactly may land in the wrong place)
+		patch -d "$TREE" -p1 --quiet --fuzz=0 <"$f"
 	done
 	mkdir -p "$TREE/proto/fibd"
 	touch "$TREE/.fibd-patch-$stamp"
