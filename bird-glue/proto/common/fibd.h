@@ -89,6 +89,7 @@ struct fibd_proto {
 
   struct fibd_pending q;		/* changes waiting for the socket */
 
+  u64 commit_ticket;			/* BIRD 3: the main loop's pass its first connect waits for */
   u64 generation;			/* of the open or last full feed */
   uint feeds_open;			/* channels whose initial feed has not ended */
   btime feed_started, feed_ended;

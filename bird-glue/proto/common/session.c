@@ -36,7 +36,7 @@
 #define FIBD_TX_ROUNDS	16		/* socket buffers filled per tx event, at most */
 #define FIBD_TX_CHUNK	8192		/* bytes taken off the pending set between looks at the clock */
 #define FIBD_STOP_WAIT	(1 S_)		/* BYE gets this long to drain at shutdown */
-#define FIBD_CONFIG_WAIT (10 MS_)	/* connect retried while a commit is in progress */
+#define FIBD_COMMIT_WAIT (10 MS_)	/* the first connect, while its commit runs */
 
 static void fibd_connect(timer *t);
 static void fibd_disconnect(struct fibd_proto *p, const char *why);
@@ -685,11 +685,11 @@ fibd_connect(timer *t)
   /* Only while starting: a timer left over from a stop must not connect again. */
   if (p->p.proto_state != PS_START)
     return;
-  /* Nor while BIRD commits a configuration (version.h): the feed would miss
-   * routes that protocols starting after this one import in the commit. */
-  if (FIBD_CONFIGURING())
+  /* Nor before the commit that started it has returned (version.h): the feed
+   * would miss routes that protocols starting after this one import in it. */
+  if (FIBD_COMMIT_PENDING(p))
   {
-    FIBD_TM_START(p, t, FIBD_CONFIG_WAIT);
+    FIBD_TM_START(p, t, FIBD_COMMIT_WAIT);
     return;
   }
   if (strlen(p->cf->socket) >= sizeof(sa.sun_path))
@@ -823,6 +823,7 @@ fibd_start(struct proto *P)
     if (p->ip4) p->ip4->gr_wait = 1;
     if (p->ip6) p->ip6->gr_wait = 1;
   }
+  FIBD_AFTER_COMMIT(p);
   FIBD_TM_START(p, p->retry_timer, 0);
   return PS_START;
 }

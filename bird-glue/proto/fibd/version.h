@@ -22,6 +22,7 @@
  */
 #define FIBD_TX_BUDGET_NS	1000000ULL
 /* The commit runs in the same loop: the protocol cannot connect meanwhile. */
-#define FIBD_CONFIGURING()	0
+#define FIBD_AFTER_COMMIT(p)	do { } while (0)
+#define FIBD_COMMIT_PENDING(p)	0
 
 #endif

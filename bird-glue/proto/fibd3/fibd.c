@@ -118,6 +118,37 @@ fibd_preexport(struct channel *c, rte *e)
   return krt_capable(e) ? 0 : -1;
 }
 
+/*
+ * The first connect waits for the commit that started the protocol (version.h):
+ * the start takes a ticket and sends fibd_commit_event to the main loop's
+ * list, which runs it once the commit has returned (the first one, before the
+ * main loop runs at all); the pass it records covers every ticket taken
+ * before it ran. One event for all instances: it is never freed, so no
+ * instance's end can leave it queued in a freed pool.
+ */
+static _Atomic u64 fibd_commit_asked, fibd_commit_passed;
+
+static void
+fibd_commit_pass(void *data UNUSED)
+{
+  atomic_store(&fibd_commit_passed, atomic_load(&fibd_commit_asked));
+}
+
+static event fibd_commit_event = { .hook = fibd_commit_pass };
+
+void
+fibd_after_commit(struct fibd_proto *p)
+{
+  p->commit_ticket = atomic_fetch_add(&fibd_commit_asked, 1) + 1;
+  ev_send(&global_event_list, &fibd_commit_event);
+}
+
+int
+fibd_commit_pending(struct fibd_proto *p)
+{
+  return atomic_load(&fibd_commit_passed) < p->commit_ticket;
+}
+
 /* BIRD is corked: every BGP session has stopped reading (see Flow control above). */
 int
 fibd_export_corked(void)

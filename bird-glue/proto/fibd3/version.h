@@ -33,10 +33,15 @@
  * reconfiguration and, with bird-3.3.2-startup.patch, in the first commit
  * too: a feed then would end before the static routes are in, and fibd would
  * prune what it had kept of them from the last session (BIRD restarted). So
- * the protocol connects only once no commit is in progress (conf/conf.c's
- * configuring, which conf.h does not declare).
+ * the start sends an event to the main loop, which runs it once the commit
+ * has returned, and the first connect waits for that (fibd3/fibd.c). Not
+ * conf.c's configuring: that stays set while anything holds the old
+ * configuration (a paused `birdc show route`), for as long as it does.
  */
-extern int configuring;
-#define FIBD_CONFIGURING()	__atomic_load_n(&configuring, __ATOMIC_ACQUIRE)
+struct fibd_proto;
+void fibd_after_commit(struct fibd_proto *p);
+int fibd_commit_pending(struct fibd_proto *p);
+#define FIBD_AFTER_COMMIT(p)	fibd_after_commit(p)
+#define FIBD_COMMIT_PENDING(p)	fibd_commit_pending(p)
 
 #endif
