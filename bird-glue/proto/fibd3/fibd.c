@@ -121,16 +121,23 @@ fibd_preexport(struct channel *c, rte *e)
 /*
  * The first connect waits for the commit that started the protocol (version.h):
  * the start takes a ticket and sends fibd_commit_event to the main loop's
- * list, which runs it once the commit has returned (the first one, before the
- * main loop runs at all); the pass it records covers every ticket taken
- * before it ran. One event for all instances: it is never freed, so no
- * instance's end can leave it queued in a freed pool.
+ * list, which runs it once the synchronous part of the commit has returned
+ * (the first commit's: before the main loop runs at all). A commit whose later
+ * phases wait for an old protocol to stop goes on from the main loop after
+ * that; the routes of the old configuration are all in the table by then, so
+ * the feed misses none that fibd kept, and the new ones come as updates. The
+ * pass recorded covers every ticket taken before it ran. The start runs on the
+ * main loop, or in the protocol's own loop on a restart (birdc restart): the
+ * fences order the ticket against the event's queueing. One event for all
+ * instances: it is never freed, so no instance's end leaves it queued in a
+ * freed pool.
  */
 static _Atomic u64 fibd_commit_asked, fibd_commit_passed;
 
 static void
 fibd_commit_pass(void *data UNUSED)
 {
+  atomic_thread_fence(memory_order_seq_cst);
   atomic_store(&fibd_commit_passed, atomic_load(&fibd_commit_asked));
 }
 
@@ -140,6 +147,7 @@ void
 fibd_after_commit(struct fibd_proto *p)
 {
   p->commit_ticket = atomic_fetch_add(&fibd_commit_asked, 1) + 1;
+  atomic_thread_fence(memory_order_seq_cst);
   ev_send(&global_event_list, &fibd_commit_event);
 }
 

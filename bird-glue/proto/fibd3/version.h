@@ -34,7 +34,8 @@
  * too: a feed then would end before the static routes are in, and fibd would
  * prune what it had kept of them from the last session (BIRD restarted). So
  * the start sends an event to the main loop, which runs it once the commit
- * has returned, and the first connect waits for that (fibd3/fibd.c). Not
+ * (its synchronous part) has returned, and the first connect waits for that
+ * (fibd3/fibd.c). Not
  * conf.c's configuring: that stays set while anything holds the old
  * configuration (a paused `birdc show route`), for as long as it does.
  */
