@@ -44,7 +44,9 @@ run_suites() { # dir, suites...
 
 # One line per build from meson's JSON log, counting test cases: cmocka's
 # per-case totals, TAP's ok / not ok / "# SKIP" lines, a replay driver's "N passed, N
-# failed", and one for any other test.
+# failed", and one for any other test. On stderr, the diagnostics of processes
+# a scenario watched that did not end cleanly (netns/lib.sh watch_exit ... diag:
+# BIRD's crashes are not ours to fail on, but the log should show them).
 count_results() {
 	python3 - "$1/meson-logs/testlog.json" <<'PY'
 import json, re, sys
@@ -52,6 +54,8 @@ p = f = s = 0
 for line in open(sys.argv[1]):
     t = json.loads(line)
     out = t.get("stdout", "") + t.get("stderr", "")
+    for m in re.finditer(r"^# (process \d+ ended with status .*)$", out, re.M):
+        print(f"note: {t['name']}: {m.group(1)}", file=sys.stderr)
     cr = re.search(r"^\[==========\] (\d+) test\(s\) run", out, re.M)
     cf = re.search(r"^\[  FAILED  \] (\d+) test", out, re.M)
     pl = re.search(r"^(\d+) passed, (\d+) failed$", out, re.M)
