@@ -35,9 +35,9 @@
  * prune what it had kept of them from the last session (BIRD restarted). So
  * the start sends an event to the main loop, which runs it once the commit
  * (its synchronous part) has returned, and the first connect waits for that
- * (fibd3/fibd.c). Not
- * conf.c's configuring: that stays set while anything holds the old
- * configuration (a paused `birdc show route`), for as long as it does.
+ * (fibd3/fibd.c). Not conf.c's configuring: that stays set while anything
+ * holds the old configuration (a paused `birdc show route`), for as long as
+ * it does.
  */
 struct fibd_proto;
 void fibd_after_commit(struct fibd_proto *p);
