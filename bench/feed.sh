@@ -2,8 +2,9 @@
 # Route installation, side by side, same route set, each in a fresh namespace:
 #   fibd      fibctl feed --wait into fibd
 #   ip-batch  ip -batch, inline nexthops, and with kernel nexthop objects
-#   nlwriter  the kernel's limit: prebuilt messages, batches, a window of ACKs,
-#             inline nexthops and nexthop objects
+#   nlwriter  the kernel's limit: prebuilt messages, batches, an ACK a batch,
+#             inline nexthops and nexthop objects; and nexthop objects with an
+#             ACK a message (as fibd wrote before)
 # For fibd also: CPU time, RSS and bytes per route, loop lag and the longest
 # callback (from fibctl status), and fibctl status round trips every 50 ms
 # during the load (ctl_probe.py). Figures only; nothing is asserted.
@@ -111,12 +112,15 @@ for kind in inline nhid; do
 	row "ip -batch ($kind)" "$t" "$(calc %.0f "$n / $t")" "$n" ""
 done
 
-# the minimal writer
-for kind in inline nhid; do
+# the minimal writer: an ACK a batch as fibd asks, and an ACK a message as it used to
+for kind in inline nhid nhid-ack-each; do
 	fresh_ns "nlw-$kind"
-	flag=""
-	[ "$kind" = nhid ] && flag=--nhid
-	line=$(ip netns exec "$NS" "$B/bench/nlwriter" $flag --table 100 "$W/routes")
+	flags=()
+	case $kind in
+	nhid) flags=(--nhid) ;;
+	nhid-ack-each) flags=(--nhid --ack-each) ;;
+	esac
+	line=$(ip netns exec "$NS" "$B/bench/nlwriter" "${flags[@]}" --table 100 "$W/routes")
 	n=$(count_routes)
 	t=$(sed -E 's/.* in ([0-9.]+) s.*/\1/' <<<"$line")
 	row "nlwriter ($kind)" "$t" "$(calc %.0f "$n / $t")" "$n" "$(sed -E 's/.*(longest send.*)/\1/' <<<"$line")"

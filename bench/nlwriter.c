@@ -2,9 +2,11 @@
  * nlwriter: the kernel's own limit for installing routes, as a reference for
  * bench/feed.sh. Nothing but the writing: routes are parsed and their netlink
  * messages built before the clock starts; then batches of messages go out with
- * one send each, with a window of ACKs in flight, and the ACKs are counted.
+ * one send each, with a window of messages in flight. Only a batch's last
+ * message asks for an ACK (the kernel answers the others only if they fail),
+ * as fibd does; --ack-each has every message ask, as fibd did before.
  *
- *   nlwriter [--nhid] [--batch N] [--window N] [--table N] FILE
+ *   nlwriter [--nhid] [--ack-each] [--batch N] [--window N] [--table N] FILE
  *
  * FILE holds `PREFIX via GW dev DEV` lines (bench/feed.sh's route set). With
  * --nhid, one kernel nexthop object is made per distinct (gw, dev) first (not
@@ -89,10 +91,11 @@ main(int argc, char **argv)
 		{ "batch", required_argument, NULL, 'b' },
 		{ "window", required_argument, NULL, 'w' },
 		{ "table", required_argument, NULL, 't' },
+		{ "ack-each", no_argument, NULL, 'a' },
 		{ NULL, 0, NULL, 0 },
 	};
 	unsigned batch = 256, window = 4096, table = 100;
-	int use_nhid = 0, o;
+	int use_nhid = 0, ack_each = 0, o;
 	static struct ps_msg m;
 	struct mnl_socket *s;
 	static _Alignas(8) char rx[65536];
@@ -115,6 +118,9 @@ main(int argc, char **argv)
 		case 'w':
 			window = (unsigned)atoi(optarg);
 			break;
+		case 'a':
+			ack_each = 1;
+			break;
 		case 't':
 			table = (unsigned)atoi(optarg);
 			break;
@@ -123,7 +129,7 @@ main(int argc, char **argv)
 		}
 	}
 	if (optind != argc - 1 || !(f = fopen(argv[optind], "r"))) {
-		fprintf(stderr, "usage: nlwriter [--nhid] [--batch N] [--window N] [--table N] FILE\n");
+		fprintf(stderr, "usage: nlwriter [--nhid] [--ack-each] [--batch N] [--window N] [--table N] FILE\n");
 		return 2;
 	}
 	s = mnl_socket_open(NETLINK_ROUTE);
@@ -201,6 +207,10 @@ main(int argc, char **argv)
 		}
 	}
 
+	if (!ack_each)
+		for (size_t i = 0; i < n_msgs; i++)
+			if ((i + 1) % batch && i + 1 != n_msgs)
+				((struct nlmsghdr *)(msgs + offs[i]))->nlmsg_flags &= (uint16_t)~NLM_F_ACK;
 	t0 = now_s();
 	while (acked < n_msgs) {
 		if (sent < n_msgs && sent - acked + batch <= window) {
@@ -230,7 +240,9 @@ main(int argc, char **argv)
 			     nlh = mnl_nlmsg_next(nlh, &len)) {
 				if (nlh->nlmsg_type != NLMSG_ERROR)
 					continue;
-				acked++;
+				/* The answer settles every message up to it (sequence numbers start at 1). */
+				if (nlh->nlmsg_seq <= n_msgs && nlh->nlmsg_seq > acked)
+					acked = nlh->nlmsg_seq;
 				if (((const struct nlmsgerr *)mnl_nlmsg_get_payload(nlh))->error) {
 					errors++;
 					if (!first_error)
@@ -240,8 +252,8 @@ main(int argc, char **argv)
 		}
 	}
 	t1 = now_s();
-	printf("nlwriter %s: %zu routes in %.3f s, %.0f routes/s, %zu errors%s%s, longest send %.1f ms\n",
-	    use_nhid ? "nexthop objects" : "inline nexthops", n_msgs, t1 - t0, n_msgs / (t1 - t0),
+	printf("nlwriter %s%s: %zu routes in %.3f s, %.0f routes/s, %zu errors%s%s, longest send %.1f ms\n",
+	    use_nhid ? "nexthop objects" : "inline nexthops", ack_each ? ", an ACK each" : "", n_msgs, t1 - t0, n_msgs / (t1 - t0),
 	    errors, first_error ? ": " : "", first_error ? strerror(first_error) : "",
 	    send_max * 1e3);
 	mnl_socket_close(s);

@@ -43,6 +43,7 @@ struct inflight {
 	uint32_t seq;
 	uint8_t op;
 	bool echo;          /* a route written with NLM_F_ECHO to learn its devices */
+	bool ack;           /* asked for an ACK (NLM_F_ACK): a batch's last message, or an echo */
 	struct route *r;    /* NULL for nexthop objects */
 	struct rattr *sent; /* reference; NULL for a delete */
 	uint32_t nh_id;     /* OP_NH_DEL */

@@ -6,8 +6,10 @@
  * from an idle handle while there is work and room in the window: it pops routes,
  * builds RTM_NEWROUTE or RTM_DELROUTE for each from the route's current `want`,
  * appends them to one batch buffer and sends the batch in one send(). Each
- * message carries NLM_F_ACK and its own sequence number; the ring of messages in
- * flight is in sequence order, and so are the kernel's ACKs on this socket.
+ * message carries its own sequence number; the ring of messages in flight is
+ * in sequence order, and so are the kernel's answers on this socket. Only a
+ * batch's last message asks for an ACK (NLM_F_ACK); the kernel answers the
+ * others only if they fail, so the ACK settles them (nl_send.c's ask_acks).
  *
  * A route is in flight at most once (R_INFLIGHT). A change made meanwhile only
  * updates `want`; when the ACK arrives and want differs from what was sent, the

@@ -1,7 +1,8 @@
 /*
  * nl: fibd's netlink writer (kernel I/O layer). Routes put on the write queue
  * (nl_enqueue) are written in batches, many messages per send, each with its
- * own sequence number and NLM_F_ACK, with a bounded window in flight; ACKs are
+ * own sequence number, with a bounded window in flight; a batch's last message
+ * asks for an ACK, the others are answered only if they fail, and answers are
  * matched by sequence. The outcome lands on the route (have, err, errtext,
  * flags) and is reported through the done hook.
  *

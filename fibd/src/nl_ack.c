@@ -3,9 +3,11 @@
  * batches). The kernel answers the messages of one socket in order; each ACK
  * is matched to its message in the window by sequence number, and its outcome
  * lands on the route (installed, removed, parked as waiting or failed) or on
- * the nexthop object it made. A route written with NLM_F_ECHO to learn the
- * devices of its gateways gets the kernel's copy just before its ACK
- * (handle_echo). Lost ACKs have their messages written again.
+ * the nexthop object it made. Only a batch's last message asks for an ACK:
+ * the messages before it with no answer succeeded (settle_before). A route
+ * written with NLM_F_ECHO to learn the devices of its gateways asks too, and
+ * gets the kernel's copy just before its ACK (handle_echo). Lost ACKs have
+ * their messages written again.
  */
 #include <errno.h>
 #include <string.h>
@@ -141,27 +143,39 @@ nl_complete(struct inflight f, int err, const char *text)
 }
 
 /*
- * An ACK that is not for the oldest message in flight. The kernel answers the
- * messages of one socket in order, so the ones before it will get no ACK: they
- * were lost (or the kernel misbehaves). They are written again, and the ACK
- * is taken for its own message. An ACK for no message in flight is ignored.
- * Returns true when the ACK's message is now the oldest.
+ * An answer for seq: settle the messages in flight before it. The kernel
+ * answers the messages of one socket in order, and one that did not ask for an
+ * ACK only if it failed (ask_acks in nl_send.c): each of those got no answer
+ * and succeeded. One that asked and got no ACK was lost (or the kernel
+ * misbehaves): it is written again. An answer for no message in flight is
+ * ignored. Returns true when seq's message is now the oldest.
  */
 static bool
-ack_skips_to(uint32_t seq)
+settle_before(uint32_t seq)
 {
-	uint32_t k;
+	uint32_t k, lost = 0;
 
-	for (k = 1; k < nl.ring_n; k++)
+	for (k = 0; k < nl.ring_n; k++)
 		if (nl.ring[(nl.ring_head + k) % NL_WINDOW_MAX].seq == seq)
 			break;
 	if (k == nl.ring_n) {
 		log_warn("nl: ACK for sequence %u matches no message in flight; ignored", seq);
 		return false;
 	}
-	log_warn("nl: ACK for sequence %u came before those of %u earlier messages; "
-		 "writing those again", seq, k);
-	lose_oldest(k);
+	while (k--) {
+		struct inflight f = nl.ring[nl.ring_head];
+		if (f.ack) {
+			lose_oldest(1);
+			lost++;
+			continue;
+		}
+		nl.ring_head = (nl.ring_head + 1) % NL_WINDOW_MAX;
+		nl.ring_n--;
+		nl_complete(f, 0, NULL);
+	}
+	if (lost)
+		log_warn("nl: ACK for sequence %u came before those of %u earlier messages; "
+			 "writing those again", seq, lost);
 	return true;
 }
 
@@ -174,12 +188,12 @@ handle_ack(const struct nlmsghdr *nlh)
 
 	if (nlh->nlmsg_len < mnl_nlmsg_size(sizeof(*e)))
 		return;
-	if (nl.ring_n && nl.ring[nl.ring_head].seq != nlh->nlmsg_seq && !ack_skips_to(nlh->nlmsg_seq))
-		return;
 	if (nl.ring_n == 0) {
 		log_warn("nl: ACK for sequence %u with nothing in flight; ignored", nlh->nlmsg_seq);
 		return;
 	}
+	if (nl.ring[nl.ring_head].seq != nlh->nlmsg_seq && !settle_before(nlh->nlmsg_seq))
+		return;
 	f = nl.ring[nl.ring_head];
 	nl.ring_head = (nl.ring_head + 1) % NL_WINDOW_MAX;
 	nl.ring_n--;
@@ -208,7 +222,10 @@ handle_echo(const struct nlmsghdr *nlh)
 	int oif[NL_RESOLVE_NH_MAX];
 	struct rattr *a;
 
-	if (!nl.ring_n || f->seq != nlh->nlmsg_seq || !f->echo || !f->sent)
+	if (!nl.ring_n || (f->seq != nlh->nlmsg_seq && !settle_before(nlh->nlmsg_seq)))
+		return;
+	f = &nl.ring[nl.ring_head];
+	if (!f->echo || !f->sent)
 		return;
 	a = f->sent;
 	if (a->nh_res != RATTR_RES_ASKED || a->res_seq != f->seq)

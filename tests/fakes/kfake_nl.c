@@ -175,12 +175,15 @@ kf_nl_echo(unsigned i, int oif)
 	acks[n_acks++].len = nlh->nlmsg_len;
 }
 
+/* Answer message i: as the kernel does, only if it asked for an ACK or failed. */
 static void
 ack_one(unsigned i, int err)
 {
 	struct nlmsghdr *nlh = mnl_nlmsg_put_header(acks[n_acks].buf);
 	struct nlmsgerr *e;
 
+	if (!err && !(msgs[i].hdr.nlmsg_flags & NLM_F_ACK))
+		return;
 	nlh->nlmsg_type = NLMSG_ERROR;
 	nlh->nlmsg_seq = msgs[i].seq;
 	nlh->nlmsg_flags = NLM_F_CAPPED;

@@ -5,8 +5,10 @@
  * a whole fails each of its routes with that error and frees the window (it
  * wedged the writer before); a send that would block waits and goes out later;
  * ACK errors land on the route (unreachable waits, EEXIST asks the exists hook,
- * a delete of what is gone is done); an ACK out of order has the messages
- * before it written again rather than stuck in flight; routes through a
+ * a delete of what is gone is done); only a batch's last message asks for an
+ * ACK, and an answer settles the silent messages before it as done; an ACK
+ * out of order has the messages before it that asked for one written again
+ * rather than stuck in flight; routes through a
  * gateway alone take a nexthop object on the device the kernel's echo of the
  * first of them names, and stay inline if the kernel cannot reach it; after a
  * restart such a set uses the object an earlier fibd made without a write, and
@@ -605,7 +607,49 @@ test_asking_batch_refused(void **state)
 	assert_int_equal(inflight(), 0);
 }
 
-/* An ACK before those of earlier messages: they are written again, not left in flight for ever. */
+/*
+ * Only a batch's last message asks for an ACK; those before it are answered
+ * only if they fail. An answer settles every message before it: one that did
+ * not ask succeeded, as soon as anything after it is answered.
+ */
+static void
+test_last_message_acked(void **state)
+{
+	struct route *r[4];
+	(void)state;
+
+	for (unsigned i = 0; i < 4; i++)
+		r[i] = want_route(i + 1);
+	run();
+	assert_int_equal(kf_nl_sends, 1);
+	assert_int_equal(kf_nl_unanswered(), 4);
+	for (unsigned i = 0; i < 3; i++)
+		assert_false(kf_nl_msg(i)->nlmsg_flags & NLM_F_ACK);
+	assert_true(kf_nl_msg(3)->nlmsg_flags & NLM_F_ACK);
+
+	kf_nl_ack(1, 0);      /* r0: done, no answer */
+	kf_nl_ack(1, EINVAL); /* r1: refused, answered */
+	nl_poll();
+	assert_ptr_equal(route_have(r[0]), route_want(r[0])); /* settled by r1's answer */
+	assert_true(r[1]->flags & R_FAILED);
+	assert_int_equal(last_err, EINVAL);
+	assert_true(r[2]->flags & R_INFLIGHT);
+	assert_true(r[3]->flags & R_INFLIGHT);
+	assert_int_equal(inflight(), 2);
+
+	kf_nl_ack(2, 0); /* r2 done silently, r3's ACK */
+	nl_poll();
+	assert_int_equal(inflight(), 0);
+	assert_ptr_equal(route_have(r[2]), route_want(r[2]));
+	assert_ptr_equal(route_have(r[3]), route_want(r[3]));
+	assert_int_equal(n_done, 4);
+	assert_int_equal(t->n_installed, 3);
+}
+
+/*
+ * An ACK before the ACK of an earlier message that asked for one: that one is
+ * written again, not left in flight for ever; one that did not ask succeeded.
+ */
 static void
 test_out_of_order_ack(void **state)
 {
@@ -613,21 +657,27 @@ test_out_of_order_ack(void **state)
 	uint32_t third;
 	(void)state;
 
-	for (unsigned i = 0; i < 3; i++)
-		r[i] = want_route(i + 1);
+	r[0] = want_route(1);
+	run(); /* a batch of its own: it asks for an ACK */
+	r[1] = want_route(2);
+	r[2] = want_route(3);
 	run();
+	assert_int_equal(kf_nl_sends, 2);
+	assert_true(kf_nl_msg(0)->nlmsg_flags & NLM_F_ACK);
+	assert_false(kf_nl_msg(1)->nlmsg_flags & NLM_F_ACK);
 	third = kf_nl_seq(2);
 	kf_nl_ack_seq(third, 0);
 	nl_poll();
+	assert_ptr_equal(route_have(r[1]), route_want(r[1]));
 	assert_ptr_equal(route_have(r[2]), route_want(r[2]));
 	assert_int_equal(inflight(), 0);
 	assert_true(r[0]->flags & R_QUEUED);
-	assert_true(r[1]->flags & R_QUEUED);
-	kf_nl_ack(2, 0); /* the kernel's late ACKs for the first sends: ignored */
+	kf_nl_ack(2, 0); /* the kernel's late ACK for the first send: ignored */
 	nl_poll();
 	run();
-	assert_int_equal(kf_nl_unanswered(), 2); /* written again */
-	kf_nl_ack(2, 0);
+	assert_int_equal(kf_nl_unanswered(), 1); /* written again */
+	assert_int_equal(kf_nl_seq(0) > third, 1);
+	kf_nl_ack(1, 0);
 	nl_poll();
 	for (unsigned i = 0; i < 3; i++)
 		assert_ptr_equal(route_have(r[i]), route_want(r[i]));
@@ -645,6 +695,7 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_refused_batch_fails_each_route, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_send_waits, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_ack_errors, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_last_message_acked, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_out_of_order_ack, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_gateway_only_takes_object, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_object_taken_over_and_shared, setup, teardown),
