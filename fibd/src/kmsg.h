@@ -118,7 +118,8 @@ struct kmsg_key {
 
 /*
  * kmsg_put_route - RTM_NEWROUTE (with NLM_F_EXCL or NLM_F_REPLACE) or
- * RTM_DELROUTE for a route of `protocol`, with NLM_F_ACK and sequence seq.
+ * RTM_DELROUTE for a route of `protocol`, with NLM_F_ACK (the writer takes it
+ * back from all but a batch's last message) and sequence seq.
  * a: the attributes (NULL for a delete); its nexthops' ifindex must be
  * resolved. how: KMSG_* flags. Returns the message's length.
  */

@@ -57,6 +57,7 @@ struct nl_state {
 	uv_timer_t retry;
 	bool open;
 	bool kick_on;
+	bool overrun;         /* answers were lost: nothing is sent until the socket is read empty */
 	uint8_t protocol;
 	struct nl_hooks hooks;
 	uint32_t seq;

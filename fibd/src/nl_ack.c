@@ -148,10 +148,11 @@ nl_complete(struct inflight f, int err, const char *text)
  * ACK only if it failed (ask_acks in nl_send.c): each of those got no answer
  * and succeeded. One that asked and got no ACK was lost (or the kernel
  * misbehaves): it is written again. An answer for no message in flight is
- * ignored. Returns true when seq's message is now the oldest.
+ * ignored (with a warning unless quiet: an echo of a message written again
+ * since). Returns true when seq's message is now the oldest.
  */
 static bool
-settle_before(uint32_t seq)
+settle_before(uint32_t seq, bool quiet)
 {
 	uint32_t k, lost = 0;
 
@@ -159,7 +160,8 @@ settle_before(uint32_t seq)
 		if (nl.ring[(nl.ring_head + k) % NL_WINDOW_MAX].seq == seq)
 			break;
 	if (k == nl.ring_n) {
-		log_warn("nl: ACK for sequence %u matches no message in flight; ignored", seq);
+		if (!quiet)
+			log_warn("nl: ACK for sequence %u matches no message in flight; ignored", seq);
 		return false;
 	}
 	while (k--) {
@@ -192,7 +194,7 @@ handle_ack(const struct nlmsghdr *nlh)
 		log_warn("nl: ACK for sequence %u with nothing in flight; ignored", nlh->nlmsg_seq);
 		return;
 	}
-	if (nl.ring[nl.ring_head].seq != nlh->nlmsg_seq && !settle_before(nlh->nlmsg_seq))
+	if (nl.ring[nl.ring_head].seq != nlh->nlmsg_seq && !settle_before(nlh->nlmsg_seq, false))
 		return;
 	f = nl.ring[nl.ring_head];
 	nl.ring_head = (nl.ring_head + 1) % NL_WINDOW_MAX;
@@ -222,7 +224,7 @@ handle_echo(const struct nlmsghdr *nlh)
 	int oif[NL_RESOLVE_NH_MAX];
 	struct rattr *a;
 
-	if (!nl.ring_n || (f->seq != nlh->nlmsg_seq && !settle_before(nlh->nlmsg_seq)))
+	if (!nl.ring_n || (f->seq != nlh->nlmsg_seq && !settle_before(nlh->nlmsg_seq, true)))
 		return;
 	f = &nl.ring[nl.ring_head];
 	if (!f->echo || !f->sent)
@@ -275,12 +277,21 @@ lose_oldest(uint32_t n)
 	}
 }
 
-/* Every message in flight is lost (receive overrun): send them all again. */
+/*
+ * Answers were lost (receive overrun): every message in flight is written
+ * again. Not before the socket's queue has been read empty: the kernel reports
+ * an overrun once, then drops every answer without a word until a read finds
+ * the queue empty, and a batch whose error was dropped so would pass for done
+ * once a later ACK came (settle_before). Until then answers are read and
+ * thrown away (they are for the messages lost here), and nothing is sent
+ * (nl_on_kick).
+ */
 static void
 lose_window(void)
 {
-	log_warn("nl: %u ACKs lost (receive buffer overrun); writing those routes again",
+	log_warn("nl: answers lost (receive buffer overrun); writing the %u messages in flight again",
 	    nl.ring_n);
+	nl.overrun = true;
 	/* Batches not sent yet are in the window too: they are built again. */
 	nl_writer_cancel_queued();
 	nl.batch = nl_writer_buf();
@@ -289,9 +300,20 @@ lose_window(void)
 	lose_oldest(nl.ring_n);
 }
 
+/* The socket's queue was read empty after an overrun: the kernel answers again. */
+static void
+drained(void)
+{
+	if (!nl.overrun)
+		return;
+	nl.overrun = false;
+	nl_kick();
+}
+
 /*
- * Read ACKs: budget recvmmsg calls of up to NL_MMSG datagrams each (every ACK
- * is a datagram of its own), or all there are when budget is negative.
+ * Read answers: budget recvmmsg calls of up to NL_MMSG datagrams each (every
+ * answer is a datagram of its own), or all there are when budget is negative.
+ * A read of fewer than NL_MMSG found the queue empty.
  */
 void
 nl_read_acks(int budget)
@@ -299,8 +321,12 @@ nl_read_acks(int budget)
 	for (int i = 0; budget < 0 || i < budget; i++) {
 		int n = nl_io_recvmmsg(nl.mm.hdr, NL_MMSG);
 		if (n < 0) {
-			if (errno == ENOBUFS)
+			if (errno == ENOBUFS) {
 				lose_window();
+				continue; /* read on: the queue may hold nothing more, and no poll would say so */
+			}
+			if (errno == EAGAIN || errno == EWOULDBLOCK)
+				drained();
 			break;
 		}
 		for (int k = 0; k < n; k++) {
@@ -308,15 +334,17 @@ nl_read_acks(int budget)
 			int len = (int)nl.mm.hdr[k].msg_len;
 			if (nl.mm.hdr[k].msg_hdr.msg_flags & MSG_TRUNC)
 				log_warn("nl: an ACK was truncated to %d bytes", len);
-			for (; kmsg_ok(nlh, len); nlh = mnl_nlmsg_next(nlh, &len))
+			for (; !nl.overrun && kmsg_ok(nlh, len); nlh = mnl_nlmsg_next(nlh, &len))
 				if (nlh->nlmsg_type == NLMSG_ERROR)
 					handle_ack(nlh);
 				else if (nlh->nlmsg_type == RTM_NEWROUTE)
 					handle_echo(nlh);
 			nl.mm.hdr[k].msg_len = 0;
 		}
-		if (n < NL_MMSG)
+		if (n < NL_MMSG) {
+			drained();
 			break;
+		}
 	}
 }
 

@@ -332,7 +332,7 @@ metrics_text(struct text *t, const struct snap *sn)
 	    "Gateway-only nexthop sets whose devices the kernel named (for their nexthop objects)",
 	    (double)ns->gateways_resolved);
 	metric1(t, "fibd_netlink_queued", "gauge", "Routes queued for the kernel", (double)ns->queued);
-	metric1(t, "fibd_netlink_inflight", "gauge", "Messages awaiting their ACK", ns->inflight);
+	metric1(t, "fibd_netlink_inflight", "gauge", "Messages sent and not yet answered", ns->inflight);
 	metric1(t, "fibd_monitor_events_total", "counter", "Kernel notifications read", (double)sn->ms.events);
 	metric1(t, "fibd_monitor_overruns_total", "counter", "Times the monitor socket overran",
 	    (double)sn->ms.overruns);

@@ -23,7 +23,7 @@
 
 /* route flags */
 #define R_QUEUED 0x01   /* on the write queue */
-#define R_INFLIGHT 0x02 /* a netlink message for it awaits its ACK */
+#define R_INFLIGHT 0x02 /* a netlink message for it awaits its answer */
 #define R_STATUSQ 0x04  /* on its owner's status queue */
 #define R_WAITING 0x08  /* nexthop unreachable now: retried on a link or address change */
 #define R_FAILED 0x10   /* the last write failed; retried with backoff */

@@ -81,5 +81,11 @@ void kf_nl_echo(unsigned i, int oif);
  */
 void kf_nl_ack(unsigned n, int err);
 void kf_nl_ack_seq(uint32_t seq, int err);
+/*
+ * kf_nl_overrun - the socket's receive queue overran, as the kernel has it:
+ * the next read fails with ENOBUFS (once), and every answer is dropped without
+ * a word until a read finds the queue empty.
+ */
+void kf_nl_overrun(void);
 
 #endif

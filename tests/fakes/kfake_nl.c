@@ -68,6 +68,14 @@ static struct {
 	size_t len;
 } acks[KF_MSGS];
 static unsigned n_acks, at_acks;
+/* An overrun: reported once (ENOBUFS), then answers are dropped until a read finds the queue empty. */
+static bool overrun_report, congested;
+
+void
+kf_nl_overrun(void)
+{
+	overrun_report = congested = true;
+}
 
 static ssize_t
 nl_send(const void *buf, size_t len)
@@ -109,13 +117,20 @@ nl_recvmmsg(struct mmsghdr *mm, unsigned n)
 {
 	unsigned k = 0;
 
+	if (overrun_report) {
+		overrun_report = false;
+		errno = ENOBUFS;
+		return -1;
+	}
 	for (; k < n && at_acks < n_acks; k++, at_acks++) {
 		memcpy(mm[k].msg_hdr.msg_iov[0].iov_base, acks[at_acks].buf, acks[at_acks].len);
 		mm[k].msg_len = (unsigned)acks[at_acks].len;
 		mm[k].msg_hdr.msg_flags = 0;
 	}
-	if (at_acks == n_acks)
+	if (at_acks == n_acks) {
 		n_acks = at_acks = 0;
+		congested = false;
+	}
 	if (!k) {
 		errno = EAGAIN;
 		return -1;
@@ -127,6 +142,7 @@ void
 kf_nl_install(void)
 {
 	n_msgs = n_acks = at_acks = 0;
+	overrun_report = congested = false;
 	kf_nl_sends = 0;
 	kf_nl_send_errno = 0;
 	errno_at = 0;
@@ -169,6 +185,8 @@ kf_nl_echo(unsigned i, int oif)
 	const struct nlmsghdr *sent = (const struct nlmsghdr *)msgs[i].msg;
 	struct nlmsghdr *nlh = (struct nlmsghdr *)acks[n_acks].buf;
 
+	if (congested)
+		return;
 	memcpy(nlh, sent, sent->nlmsg_len);
 	nlh->nlmsg_flags = 0;
 	mnl_attr_put_u32(nlh, RTA_OIF, (uint32_t)oif);
@@ -182,7 +200,7 @@ ack_one(unsigned i, int err)
 	struct nlmsghdr *nlh = mnl_nlmsg_put_header(acks[n_acks].buf);
 	struct nlmsgerr *e;
 
-	if (!err && !(msgs[i].hdr.nlmsg_flags & NLM_F_ACK))
+	if ((!err && !(msgs[i].hdr.nlmsg_flags & NLM_F_ACK)) || congested)
 		return;
 	nlh->nlmsg_type = NLMSG_ERROR;
 	nlh->nlmsg_seq = msgs[i].seq;

@@ -683,6 +683,51 @@ test_out_of_order_ack(void **state)
 		assert_ptr_equal(route_have(r[i]), route_want(r[i]));
 }
 
+/*
+ * An overrun, reported while answers are still queued: every message in
+ * flight is written again, but only once the queue has been read empty. The
+ * kernel drops answers without a word until then, and a batch sent meanwhile
+ * whose errors were dropped would pass for done when a later ACK came.
+ */
+static void
+test_overrun_drains_first(void **state)
+{
+	enum { N = NL_RECV_BUDGET * NL_MMSG + 100 }; /* more answers than one callback reads */
+	static struct route *r[N];
+	struct route *last;
+	char dst[32];
+	(void)state;
+
+	for (unsigned i = 0; i < N; i++) {
+		snprintf(dst, sizeof(dst), "10.0.%u.%u", i / 256, i % 256);
+		r[i] = troute_want(t, dst, 32, "198.51.100.1");
+		r[i]->flags |= R_EXCL;
+		nl_enqueue(r[i]);
+	}
+	run();
+	assert_int_equal(inflight(), N);
+	kf_nl_ack(N, EEXIST); /* N answers queued... */
+	kf_nl_overrun();      /* ...and the one after them lost */
+	nl_poll();            /* ENOBUFS: all N lost; one callback's worth of answers read away */
+	assert_int_equal(inflight(), 0);
+	for (unsigned i = 0; i < N; i++)
+		assert_true(r[i]->flags & R_QUEUED);
+	run(); /* reads the rest away, then writes them all again */
+	assert_int_equal(inflight(), N);
+	kf_nl_ack(N, EINVAL); /* the kernel is answering again: each refused */
+	last = want_route(1);
+	run();
+	kf_nl_ack(1, 0);
+	nl_poll();
+	nl_poll(); /* N + 1 answers: two callbacks' worth */
+	assert_ptr_equal(route_have(last), route_want(last));
+	for (unsigned i = 0; i < N; i++) {
+		assert_null(route_have(r[i]));
+		assert_true(r[i]->flags & R_FAILED);
+	}
+	assert_int_equal(inflight(), 0);
+}
+
 int
 main(void)
 {
@@ -697,6 +742,7 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_ack_errors, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_last_message_acked, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_out_of_order_ack, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_overrun_drains_first, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_gateway_only_takes_object, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_object_taken_over_and_shared, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_asking_batch_refused, setup, teardown),
