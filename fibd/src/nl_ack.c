@@ -313,7 +313,8 @@ drained(void)
 /*
  * Read answers: budget recvmmsg calls of up to NL_MMSG datagrams each (every
  * answer is a datagram of its own), or all there are when budget is negative.
- * A read of fewer than NL_MMSG found the queue empty.
+ * A read of fewer than NL_MMSG found the queue empty, or met an overrun, which
+ * the next read reports.
  */
 void
 nl_read_acks(int budget)

@@ -464,9 +464,12 @@ nl_on_kick(uv_idle_t *h)
 	(void)h;
 
 	if (nl.overrun) {
-		/* Read the answers of the lost messages away first (lose_window); try again next pass. */
+		/* Read the answers of the lost messages away first (lose_window). */
 		nl_read_acks(NL_RECV_BUDGET);
 		if (nl.overrun) {
+			/* The poll handle reads the rest, and kicks again once the queue is empty. */
+			uv_idle_stop(&nl.kick);
+			nl.kick_on = false;
 			health_cb_end(t0, "netlink write");
 			return;
 		}
