@@ -135,6 +135,8 @@ void nl_on_sent(const struct nl_sent *s);
 void nl_on_kick(uv_idle_t *h);
 void nl_on_rattr_free(struct rattr *a);
 void nl_forget_nh_objects(struct rattr *a);
+/* nl_delete_nh_object - delete kernel nexthop object id (again: its message was lost). */
+void nl_delete_nh_object(uint32_t id);
 
 /* nl_ack.c */
 void nl_on_wr(uv_poll_t *h, int status, int events);

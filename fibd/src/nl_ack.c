@@ -251,8 +251,8 @@ handle_echo(const struct nlmsghdr *nlh)
 /*
  * The n oldest messages in flight will get no ACK: their routes are written
  * again (an add that did land is replaced by itself; one sent with EXCL may now
- * fail with EEXIST, which the next scan resolves), and nexthop objects are made
- * again with fresh ids.
+ * fail with EEXIST, which the next scan resolves), nexthop objects are made
+ * again with fresh ids, and deleted again (a delete of one gone is done).
  */
 static void
 lose_oldest(uint32_t n)
@@ -272,6 +272,8 @@ lose_oldest(uint32_t n)
 		} else if (f->sent && f->op == OP_NH_ADD) {
 			f->sent->nh_state = RATTR_NH_FAILED; /* made again with fresh ids */
 			f->sent->nh_err = 0;
+		} else if (f->op == OP_NH_DEL) {
+			nl_delete_nh_object(f->nh_id); /* it stayed in the kernel otherwise */
 		}
 		rattr_unref(f->sent);
 	}

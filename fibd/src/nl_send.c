@@ -139,6 +139,36 @@ devices_of(struct rattr *a)
 	return a->nh_res == RATTR_RES_DONE ? DEV_KNOWN : DEV_INLINE;
 }
 
+/* Room for n more nexthop objects to delete; false when out of memory. */
+static bool
+nh_dels_room(size_t n)
+{
+	size_t cap;
+	uint32_t *d;
+
+	if (nl.n_nh_dels + n <= nl.cap_nh_dels)
+		return true;
+	cap = nl.cap_nh_dels ? nl.cap_nh_dels * 2 : 256;
+	while (cap < nl.n_nh_dels + n)
+		cap *= 2;
+	if (!(d = realloc(nl.nh_dels, cap * sizeof(*d))))
+		return false;
+	nl.nh_dels = d;
+	nl.cap_nh_dels = cap;
+	return true;
+}
+
+void
+nl_delete_nh_object(uint32_t id)
+{
+	if (!nh_dels_room(1)) {
+		log_warn("nl: out of memory; nexthop object %u stays in the kernel", id);
+		return;
+	}
+	nl.nh_dels[nl.n_nh_dels++] = id;
+	nl_kick();
+}
+
 /* Queue the deletion of a's kernel objects (a is about to be freed or recreated). */
 static void
 drop_nh_objects(struct rattr *a)
@@ -155,18 +185,10 @@ drop_nh_objects(struct rattr *a)
 	if (!a->nh_id)
 		return;
 	n = a->n_nh > 1 ? a->n_nh + 1u : 1u;
-	if (nl.n_nh_dels + n > nl.cap_nh_dels) {
-		size_t cap = nl.cap_nh_dels ? nl.cap_nh_dels * 2 : 256;
-		uint32_t *d;
-		while (cap < nl.n_nh_dels + n)
-			cap *= 2;
-		if (!(d = realloc(nl.nh_dels, cap * sizeof(*d)))) {
-			log_warn("nl: out of memory; nexthop object %u stays in the kernel", a->nh_id);
-			a->nh_id = 0;
-			return;
-		}
-		nl.nh_dels = d;
-		nl.cap_nh_dels = cap;
+	if (!nh_dels_room(n)) {
+		log_warn("nl: out of memory; nexthop object %u stays in the kernel", a->nh_id);
+		a->nh_id = 0;
+		return;
 	}
 	/* Taken from the end: the group goes first, then its members. */
 	for (unsigned i = n; i-- > 0;)

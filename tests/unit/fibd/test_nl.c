@@ -492,7 +492,8 @@ deletes_object(uint32_t id)
  * route (as its dump read, with the device) on an earlier fibd's object, which
  * another route, fed with that device, uses too. The gateway-only set uses the
  * object without a write; when its route goes, the object stays for the other;
- * when that one goes too, the object is deleted.
+ * when that one goes too, the object is deleted, and deleted again when an
+ * overrun loses the answer (it stayed in the kernel before).
  */
 static void
 test_object_taken_over_and_shared(void **state)
@@ -537,8 +538,16 @@ test_object_taken_over_and_shared(void **state)
 	nl_poll();
 	run();
 	assert_true(deletes_object(x));
+
+	/* Its answer lost in an overrun: the deletion is written again. */
+	kf_nl_overrun();
+	kf_nl_ack(kf_nl_unanswered(), 0); /* dropped */
+	nl_poll();
+	run();
+	assert_true(deletes_object(x));
 	kf_nl_ack(kf_nl_unanswered(), 0);
 	nl_poll();
+	assert_int_equal(inflight(), 0);
 }
 
 /*
