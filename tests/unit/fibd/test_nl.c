@@ -551,6 +551,52 @@ test_object_taken_over_and_shared(void **state)
 }
 
 /*
+ * An echo in the middle of a batch: the kernel's copy of the route that asks
+ * comes before that route's ACK, and settles the silent messages before it.
+ */
+static void
+test_echo_mid_batch(void **state)
+{
+	struct route *r0, *r1, *r2;
+	struct nl_stats st;
+	(void)state;
+
+	nl_use_nh_objects(1);
+	r0 = troute_want(t, "192.0.2.1", 32, "198.51.100.1");
+	route_set_want(r0, rattr_via("198.51.100.22", "lo")); /* an object, then the route */
+	r0->flags |= R_EXCL;
+	nl_enqueue(r0);
+	r1 = want_route_via(2, "198.51.100.23"); /* a gateway alone: asks, with an echo */
+	r2 = troute_want(t, "192.0.2.3", 32, "198.51.100.1");
+	route_set_want(r2, rattr_ref(route_want(r0))); /* through r0's object */
+	r2->flags |= R_EXCL;
+	nl_enqueue(r2);
+	run();
+	assert_int_equal(kf_nl_sends, 1);
+	assert_int_equal(kf_nl_unanswered(), 4);
+	assert_int_equal(kf_nl_type(0), RTM_NEWNEXTHOP);
+	assert_false(kf_nl_msg(0)->nlmsg_flags & NLM_F_ACK);
+	assert_false(kf_nl_msg(1)->nlmsg_flags & NLM_F_ACK);
+	assert_true(kf_nl_msg(2)->nlmsg_flags & NLM_F_ECHO);
+	assert_true(kf_nl_msg(2)->nlmsg_flags & NLM_F_ACK);
+	assert_true(kf_nl_msg(3)->nlmsg_flags & NLM_F_ACK);
+
+	kf_nl_ack(2, 0);   /* the object and r0: done, no answer */
+	kf_nl_echo(0, 7);  /* r1's copy */
+	nl_poll();
+	assert_ptr_equal(route_have(r0), route_want(r0));
+	assert_true(r1->flags & R_INFLIGHT);
+	assert_int_equal(inflight(), 2);
+	kf_nl_ack(2, 0);   /* r1's ACK, r2's */
+	nl_poll();
+	assert_ptr_equal(route_have(r1), route_want(r1));
+	assert_ptr_equal(route_have(r2), route_want(r2));
+	assert_int_equal(inflight(), 0);
+	nl_get_stats(&st);
+	assert_int_equal(st.gateways_resolved, 1);
+}
+
+/*
  * The widest route (PS_NEXTHOPS_MAX nexthops, each with its device) with
  * nexthop objects: its objects, its group and the route go out in one batch,
  * however small batches are.
@@ -753,6 +799,7 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_last_message_acked, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_out_of_order_ack, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_overrun_drains_first, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_echo_mid_batch, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_gateway_only_takes_object, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_object_taken_over_and_shared, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_asking_batch_refused, setup, teardown),
