@@ -253,7 +253,8 @@ main(int argc, char **argv)
 	}
 	t1 = now_s();
 	printf("nlwriter %s%s: %zu routes in %.3f s, %.0f routes/s, %zu errors%s%s, longest send %.1f ms\n",
-	    use_nhid ? "nexthop objects" : "inline nexthops", ack_each ? ", an ACK each" : "", n_msgs, t1 - t0, n_msgs / (t1 - t0),
+	    use_nhid ? "nexthop objects" : "inline nexthops", ack_each ? ", an ACK each" : "",
+	    n_msgs, t1 - t0, n_msgs / (t1 - t0),
 	    errors, first_error ? ": " : "", first_error ? strerror(first_error) : "",
 	    send_max * 1e3);
 	mnl_socket_close(s);

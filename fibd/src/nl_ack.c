@@ -326,7 +326,8 @@ nl_read_acks(int budget)
 		if (n < 0) {
 			if (errno == ENOBUFS) {
 				lose_window();
-				continue; /* read on: the queue may hold nothing more, and no poll would say so */
+				/* Read on: the queue may hold nothing more, and no poll would say so. */
+				continue;
 			}
 			if (errno == EAGAIN || errno == EWOULDBLOCK)
 				drained();
