@@ -144,5 +144,7 @@ void nl_on_wr(uv_poll_t *h, int status, int events);
 void nl_complete(struct inflight f, int err, const char *text);
 /* nl_read_acks - budget recvmmsg calls of ACKs, or all there are when budget is negative. */
 void nl_read_acks(int budget);
+/* nl_ring_find - message seq's place in the window (0: the oldest), or ring_n if absent. */
+uint32_t nl_ring_find(uint32_t seq);
 
 #endif

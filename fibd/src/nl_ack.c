@@ -142,6 +142,17 @@ nl_complete(struct inflight f, int err, const char *text)
 	nl_finish(r, err, nl_text(r->errtext));
 }
 
+uint32_t
+nl_ring_find(uint32_t seq)
+{
+	uint32_t k;
+
+	for (k = 0; k < nl.ring_n; k++)
+		if (nl.ring[(nl.ring_head + k) % NL_WINDOW_MAX].seq == seq)
+			break;
+	return k;
+}
+
 /*
  * An answer for seq: settle the messages in flight before it. The kernel
  * answers the messages of one socket in order, and one that did not ask for an
@@ -154,11 +165,8 @@ nl_complete(struct inflight f, int err, const char *text)
 static bool
 settle_before(uint32_t seq, bool quiet)
 {
-	uint32_t k, lost = 0;
+	uint32_t k = nl_ring_find(seq), lost = 0;
 
-	for (k = 0; k < nl.ring_n; k++)
-		if (nl.ring[(nl.ring_head + k) % NL_WINDOW_MAX].seq == seq)
-			break;
 	if (k == nl.ring_n) {
 		if (!quiet)
 			log_warn("nl: ACK for sequence %u matches no message in flight; ignored", seq);

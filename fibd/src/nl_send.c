@@ -332,9 +332,7 @@ refuse_batch(const struct nl_sent *s)
 			       "each fails with this error", s->len, s->msgs);
 	nl.st.batches_refused++;
 	nl_read_acks(-1);
-	for (k = 0; k < nl.ring_n; k++)
-		if (nl.ring[(nl.ring_head + k) % NL_WINDOW_MAX].seq == s->first_seq)
-			break;
+	k = nl_ring_find(s->first_seq);
 	if (k == nl.ring_n)
 		return; /* no longer in flight: written again already (lost ACKs) */
 	n = s->msgs < nl.ring_n - k ? s->msgs : nl.ring_n - k;
