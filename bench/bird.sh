@@ -4,6 +4,8 @@
 #   start   the same BIRD and routes with no export protocol, three times: how
 #           long BIRD takes to answer at all (the median); the other runs count
 #           probes from then on
+#   floor   the minimal writer (bench/nlwriter) installing the same routes:
+#           with the start-up, the soonest any export could converge here
 #   kernel  BIRD's own kernel protocol (k4 and k6, scan time 10), the reference
 #   fibd    the same BIRD with one protocol fibd for both families (f1)
 #   fibd46  and with two, f4 and f6, as operators write k4 and k6 today
@@ -176,6 +178,12 @@ print("  its slowest answer in the 2 s after: %s ms" % ", ".join(str(x.get("afte
 print(median)' "$W/start1.json" "$W/start2.json" "$W/start3.json")
 head -n 2 <<<"$startup"
 STARTUP=$(tail -n 1 <<<"$startup")
+# The kernel's floor: the minimal writer (bench/nlwriter: messages built before
+# its clock starts, nexthop objects, an ACK a batch) installing the same routes
+# in a fresh namespace. BIRD's start-up plus this is the soonest any export
+# could converge on this machine in this run.
+fresh_ns floor
+floor_s=$(ip netns exec "$NS" "$B/bench/nlwriter" --nhid --table 100 "$W/routes" | sed -E 's/.* in ([0-9.]+) s.*/\1/')
 run kernel "protocol kernel k4 { kernel table 100; scan time 10; ipv4 { export all; }; }
 protocol kernel k6 { kernel table 100; scan time 10; ipv6 { export all; }; }"
 if [ "${BENCH_ONLY:-}" != bgp ]; then
@@ -229,9 +237,9 @@ for f in fibd fibd46 bgp frr; do
 	[ -f "$W/$f.pending" ] || : >"$W/$f.pending"
 done
 
-python3 - "$W" "$feed_s" "$feed_cpu" "$replay_cpu" <<'PY'
+python3 - "$W" "$feed_s" "$feed_cpu" "$replay_cpu" "$STARTUP" "$floor_s" <<'PY'
 import json, sys
-w, feed_s, feed_cpu, replay_cpu = sys.argv[1:5]
+w, feed_s, feed_cpu, replay_cpu, startup_s, floor_s = sys.argv[1:7]
 replay = json.load(open(f"{w}/replay.json"))
 names = ("kernel", "fibd", "fibd46", "bgp", "frr")
 heads = ("kernel k4/k6", "fibd f1", "fibd f4/f6", "BGP to fibd", "BGP to zebra")
@@ -269,6 +277,16 @@ ck, b, z = runs["kernel"].get("converge_s"), runs["bgp"], runs["frr"]
 for n, h in zip(names[1:4], heads[1:4]):
     if ck and runs[n].get("converge_s"):
         print(f"converge time, {h} / kernel protocol: {runs[n]['converge_s'] / ck:.2f}x")
+if ck:
+    floor = float(startup_s) + float(floor_s)
+    print(f"the kernel's floor: the minimal writer (bench/nlwriter) installs the routes in {float(floor_s):.2f} s; "
+          f"BIRD's start-up + that = {floor:.2f} s, {floor / ck:.2f}x the kernel protocol")
+    for n, h in zip(names[1:4], heads[1:4]):
+        r = runs[n]
+        if r.get("converge_s") and r.get("first_answer_s"):
+            after = r["converge_s"] - r["first_answer_s"]
+            print(f"  {h}: every route in the kernel {after:.2f} s after BIRD's first answer, "
+                  f"{after / float(floor_s):.2f}x the minimal writer")
 if b.get("converge_s") and z.get("converge_s"):
     print(f"converge time, BGP to fibd / BGP to FRR's zebra: {b['converge_s'] / z['converge_s']:.2f}x")
 if feed_s != "-" and b.get("converge_s"):

@@ -58,6 +58,8 @@ struct nl_state {
 	bool open;
 	bool kick_on;
 	bool overrun;         /* answers were lost: nothing is sent until the socket is read empty */
+	bool lost_any;        /* an overrun happened: lost_seq holds */
+	uint32_t lost_seq;    /* the last sequence number given up as lost then */
 	uint8_t protocol;
 	struct nl_hooks hooks;
 	uint32_t seq;

@@ -154,6 +154,21 @@ nl_ring_find(uint32_t seq)
 }
 
 /*
+ * An answer for a message given up as lost in an overrun (lose_window): the
+ * batch the writer thread was sending then is applied and answered after
+ * the socket was read empty. It was written again: nothing to do, nothing
+ * to warn of.
+ */
+static bool
+answer_late(uint32_t seq)
+{
+	if (!nl.lost_any || (int32_t)(seq - nl.lost_seq) > 0)
+		return false;
+	nl.st.answers_late++;
+	return true;
+}
+
+/*
  * An answer for seq: settle the messages in flight before it. The kernel
  * answers the messages of one socket in order, and one that did not ask for an
  * ACK only if it failed (ask_acks in nl_send.c): each of those got no answer
@@ -168,7 +183,7 @@ settle_before(uint32_t seq, bool quiet)
 	uint32_t k = nl_ring_find(seq), lost = 0;
 
 	if (k == nl.ring_n) {
-		if (!quiet)
+		if (!answer_late(seq) && !quiet)
 			log_warn("nl: ACK for sequence %u matches no message in flight; ignored", seq);
 		return false;
 	}
@@ -199,7 +214,8 @@ handle_ack(const struct nlmsghdr *nlh)
 	if (nlh->nlmsg_len < mnl_nlmsg_size(sizeof(*e)))
 		return;
 	if (nl.ring_n == 0) {
-		log_warn("nl: ACK for sequence %u with nothing in flight; ignored", nlh->nlmsg_seq);
+		if (!answer_late(nlh->nlmsg_seq))
+			log_warn("nl: ACK for sequence %u with nothing in flight; ignored", nlh->nlmsg_seq);
 		return;
 	}
 	if (nl.ring[nl.ring_head].seq != nlh->nlmsg_seq && !settle_before(nlh->nlmsg_seq, false))
@@ -302,6 +318,9 @@ lose_window(void)
 	log_warn("nl: answers lost (receive buffer overrun); writing the %u messages in flight again",
 	    nl.ring_n);
 	nl.overrun = true;
+	nl.st.overruns++;
+	nl.lost_any = true;
+	nl.lost_seq = nl.seq;
 	/* Batches not sent yet are in the window too: they are built again. */
 	nl_writer_cancel_queued();
 	nl.batch = nl_writer_buf();

@@ -483,18 +483,14 @@ nl_on_kick(uv_idle_t *h)
 	bool slots_full = false;
 	(void)h;
 
-	if (nl.overrun) {
-		/* Read the answers of the lost messages away first (lose_window). */
+	/*
+	 * After an overrun, the answers of the lost messages are read away first
+	 * (lose_window); while some are left, the poll handle reads them, and
+	 * kicks again once the queue is empty.
+	 */
+	if (nl.overrun)
 		nl_read_acks(NL_RECV_BUDGET);
-		if (nl.overrun) {
-			/* The poll handle reads the rest, and kicks again once the queue is empty. */
-			uv_idle_stop(&nl.kick);
-			nl.kick_on = false;
-			health_cb_end(t0, "netlink write");
-			return;
-		}
-	}
-	while (uv_hrtime() < deadline) {
+	while (!nl.overrun && uv_hrtime() < deadline) {
 		uint32_t msgs = 0;
 		struct route *r;
 
@@ -576,7 +572,7 @@ nl_on_kick(uv_idle_t *h)
 		if (nl.ring_n >= NL_WINDOW_MAX || !nl.qhead)
 			break;
 	}
-	if (slots_full ||
+	if (nl.overrun || slots_full ||
 	    ((!nl.qhead || nl.ring_n >= NL_WINDOW_MAX) && !nl.batch_len && !nl.n_nh_dels)) {
 		uv_idle_stop(&nl.kick);
 		nl.kick_on = false;

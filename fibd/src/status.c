@@ -151,9 +151,11 @@ status_text(struct text *t, const struct snap *sn)
 	    (unsigned long long)ns.adds, (unsigned long long)ns.replaces,
 	    (unsigned long long)ns.deletes, (unsigned long long)ns.errors,
 	    (unsigned long long)ns.retries, (unsigned long long)ns.eagain);
-	tprintf(t, "  monitor events %llu, overruns %llu; routes lost and written again %llu; "
+	tprintf(t, "  monitor events %llu, overruns %llu; writer overruns %llu, late answers %llu; "
+		   "routes lost and written again %llu; "
 		   "batches refused %llu; gateway-only nexthop sets resolved %llu\n",
 	    (unsigned long long)sn->ms.events, (unsigned long long)sn->ms.overruns,
+	    (unsigned long long)ns.overruns, (unsigned long long)ns.answers_late,
 	    (unsigned long long)ns.routes_lost, (unsigned long long)ns.batches_refused,
 	    (unsigned long long)ns.gateways_resolved);
 	tprintf(t, "sync: dumps %llu started, %llu completed, %llu interrupted, %llu failed; "
@@ -328,6 +330,11 @@ metrics_text(struct text *t, const struct snap *sn)
 	metric1(t, "fibd_netlink_batches_refused_total", "counter",
 	    "Batches the kernel refused as a whole (each message failed with the error)",
 	    (double)ns->batches_refused);
+	metric1(t, "fibd_netlink_overruns_total", "counter",
+	    "Times the writer socket's answers were lost (every message in flight written again)",
+	    (double)ns->overruns);
+	metric1(t, "fibd_netlink_answers_late_total", "counter",
+	    "Answers for messages written again after an overrun, ignored", (double)ns->answers_late);
 	metric1(t, "fibd_netlink_gateways_resolved_total", "counter",
 	    "Gateway-only nexthop sets whose devices the kernel named (for their nexthop objects)",
 	    (double)ns->gateways_resolved);
@@ -429,7 +436,7 @@ status_json(struct text *t, const struct snap *sn)
 	    "\"errors\":%llu,\"retries\":%llu,\"send_waits\":%llu,\"monitor_events\":%llu,"
 	    "\"monitor_overruns\":%llu,\"routes_lost\":%llu,\"batch_limit\":%u,\"send_max_us\":%llu,"
 	    "\"writer_batches\":%u,\"batches_refused\":%llu,\"gateways_resolved\":%llu,"
-	    "\"nexthop_objects\":%s},",
+	    "\"writer_overruns\":%llu,\"answers_late\":%llu,\"nexthop_objects\":%s},",
 	    (unsigned long long)ns.queued, ns.inflight, ns.window, (unsigned long long)ns.parked,
 	    (unsigned long long)ns.msgs_sent, (unsigned long long)ns.batches_sent,
 	    (unsigned long long)ns.adds, (unsigned long long)ns.replaces,
@@ -438,7 +445,8 @@ status_json(struct text *t, const struct snap *sn)
 	    (unsigned long long)sn->ms.events, (unsigned long long)sn->ms.overruns,
 	    (unsigned long long)ns.routes_lost, ns.batch_limit, (unsigned long long)ns.send_max_us,
 	    ns.batches_queued, (unsigned long long)ns.batches_refused,
-	    (unsigned long long)ns.gateways_resolved, ns.nh_objects ? "true" : "false");
+	    (unsigned long long)ns.gateways_resolved, (unsigned long long)ns.overruns,
+	    (unsigned long long)ns.answers_late, ns.nh_objects ? "true" : "false");
 	tprintf(t,
 	    "\"sync\":{\"dumps_started\":%llu,\"dumps_completed\":%llu,\"dumps_interrupted\":%llu,"
 	    "\"dumps_failed\":%llu,\"rescans_triggered\":%llu,\"routes_adopted\":%llu,"

@@ -784,6 +784,50 @@ test_overrun_drains_first(void **state)
 	assert_int_equal(inflight(), 0);
 }
 
+/*
+ * Answers for messages given up in an overrun come after the socket was read
+ * empty when the writer thread was sending their batch then: they are counted
+ * and ignored, and the routes, written again, take the answers of their new
+ * messages only.
+ */
+static void
+test_late_answers_after_overrun(void **state)
+{
+	enum { N = 10 };
+	struct route *r[N];
+	struct nl_stats st;
+	char dst[32];
+	(void)state;
+
+	for (unsigned i = 0; i < N; i++) {
+		snprintf(dst, sizeof(dst), "10.1.0.%u", i);
+		r[i] = troute_want(t, dst, 32, "198.51.100.1");
+		nl_enqueue(r[i]);
+	}
+	run();
+	assert_int_equal(inflight(), N);
+	kf_nl_overrun(); /* before the kernel answered the batch */
+	nl_poll();       /* ENOBUFS: all N lost, and the queue is empty */
+	assert_int_equal(inflight(), 0);
+	run(); /* written again */
+	assert_int_equal(inflight(), N);
+	kf_nl_ack(N, EEXIST); /* the first batch's answers, late: each an error */
+	nl_poll();
+	nl_get_stats(&st);
+	assert_int_equal(st.overruns, 1);
+	assert_int_equal(st.answers_late, N);
+	assert_int_equal(inflight(), N);
+	for (unsigned i = 0; i < N; i++)
+		assert_false(r[i]->flags & R_FAILED);
+	kf_nl_ack(N, 0);
+	nl_poll();
+	assert_int_equal(inflight(), 0);
+	for (unsigned i = 0; i < N; i++)
+		assert_ptr_equal(route_have(r[i]), route_want(r[i]));
+	nl_get_stats(&st);
+	assert_int_equal(st.answers_late, N);
+}
+
 int
 main(void)
 {
@@ -799,6 +843,7 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_last_message_acked, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_out_of_order_ack, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_overrun_drains_first, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_late_answers_after_overrun, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_echo_mid_batch, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_gateway_only_takes_object, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_object_taken_over_and_shared, setup, teardown),
