@@ -178,12 +178,6 @@ print("  its slowest answer in the 2 s after: %s ms" % ", ".join(str(x.get("afte
 print(median)' "$W/start1.json" "$W/start2.json" "$W/start3.json")
 head -n 2 <<<"$startup"
 STARTUP=$(tail -n 1 <<<"$startup")
-# The kernel's floor: the minimal writer (bench/nlwriter: messages built before
-# its clock starts, nexthop objects, an ACK a batch) installing the same routes
-# in a fresh namespace. BIRD's start-up plus this is the soonest any export
-# could converge on this machine in this run.
-fresh_ns floor
-floor_s=$(ip netns exec "$NS" "$B/bench/nlwriter" --nhid --table 100 "$W/routes" | sed -E 's/.* in ([0-9.]+) s.*/\1/')
 run kernel "protocol kernel k4 { kernel table 100; scan time 10; ipv4 { export all; }; }
 protocol kernel k6 { kernel table 100; scan time 10; ipv6 { export all; }; }"
 if [ "${BENCH_ONLY:-}" != bgp ]; then
@@ -231,6 +225,13 @@ if [ "${BENCH_ONLY:-}" = bgp ]; then
 	replay_cpu=$(cpu_since "$fibd_pid" "$c0")
 	stop_fibd
 fi
+# The kernel's floor: the minimal writer (bench/nlwriter: messages built before
+# its clock starts, nexthop objects, an ACK a batch) installing the same routes
+# in a fresh namespace, last (the kernel tears a full namespace down in the
+# background). BIRD's start-up plus this is the soonest any export could
+# converge on this machine in this run.
+fresh_ns floor
+floor_s=$(ip netns exec "$NS" "$B/bench/nlwriter" --nhid --table 100 "$W/routes" | sed -E 's/.* in ([0-9.]+) s.*/\1/')
 for f in fibd fibd46 bgp frr; do
 	[ -f "$W/$f.json" ] || echo '{}' >"$W/$f.json"
 	[ -f "$W/$f.status" ] || echo '{}' >"$W/$f.status"

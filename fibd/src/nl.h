@@ -82,7 +82,7 @@ struct nl_stats {
 	uint64_t retries;
 	uint64_t routes_lost;     /* found missing or replaced by another, and written again */
 	uint64_t overruns;        /* the socket's answers were lost: everything in flight written again */
-	uint64_t answers_late;    /* for messages given up in an overrun (a send under way then): ignored */
+	uint64_t answers_late;    /* ACKs of messages given up in an overrun (a send under way then): ignored */
 	uint32_t inflight;
 	uint32_t window;
 	uint32_t batch_limit;

@@ -154,10 +154,11 @@ nl_ring_find(uint32_t seq)
 }
 
 /*
- * An answer for a message given up as lost in an overrun (lose_window): the
+ * An ACK for a message given up as lost in an overrun (lose_window): the
  * batch the writer thread was sending then is applied and answered after
- * the socket was read empty. It was written again: nothing to do, nothing
- * to warn of.
+ * the socket was read empty. Its routes were written again, and its objects
+ * made again with fresh ids (an object it made stays unused in the kernel
+ * until fibd's next start prunes it): not warned of, each one.
  */
 static bool
 answer_late(uint32_t seq)
@@ -183,7 +184,7 @@ settle_before(uint32_t seq, bool quiet)
 	uint32_t k = nl_ring_find(seq), lost = 0;
 
 	if (k == nl.ring_n) {
-		if (!answer_late(seq) && !quiet)
+		if (!quiet && !answer_late(seq))
 			log_warn("nl: ACK for sequence %u matches no message in flight; ignored", seq);
 		return false;
 	}
@@ -224,6 +225,9 @@ handle_ack(const struct nlmsghdr *nlh)
 	nl.ring_head = (nl.ring_head + 1) % NL_WINDOW_MAX;
 	nl.ring_n--;
 	nl.st.acks++;
+	/* The kernel answers in order: no late answer comes after one written since. */
+	if (nl.lost_any && (int32_t)(f.seq - nl.lost_seq) > 0)
+		nl.lost_any = false;
 
 	if (e->error && (nlh->nlmsg_flags & NLM_F_ACK_TLVS)) {
 		size_t off = sizeof(*e);
