@@ -830,6 +830,46 @@ test_late_answers_after_overrun(void **state)
 	assert_int_equal(st.answers_late, N);
 }
 
+/*
+ * The kernel refuses the batch the writer thread was sending when an overrun
+ * gave up the window: its messages left the window with the others, so the
+ * refusal fails none of the routes written again since; they take the
+ * answers of their new messages.
+ */
+static void
+test_refused_batch_during_overrun(void **state)
+{
+	struct route *r[3];
+	struct nl_stats st;
+	(void)state;
+
+	kf_nl_hold(true);
+	for (unsigned i = 0; i < 3; i++) {
+		r[i] = want_route(i + 1);
+		for (int k = 0; k < 5; k++)
+			uv_run(&loop, UV_RUN_NOWAIT);
+	}
+	for (int i = 0; i < 1000 && !kf_nl_held_sends(); i++)
+		usleep(1000);
+	assert_int_equal(kf_nl_held_sends(), 1); /* the first batch is in the send */
+	kf_nl_send_errno_at(1, EINVAL);          /* which the kernel will refuse */
+	kf_nl_overrun();
+	nl_poll(); /* all three given up; the batches not sent yet are dropped */
+	assert_int_equal(inflight(), 0);
+	kf_nl_hold(false);
+	run();
+	nl_get_stats(&st);
+	assert_int_equal(st.batches_refused, 1);
+	assert_int_equal(inflight(), 3);
+	for (unsigned i = 0; i < 3; i++)
+		assert_false(r[i]->flags & R_FAILED);
+	kf_nl_ack(3, 0);
+	nl_poll();
+	assert_int_equal(inflight(), 0);
+	for (unsigned i = 0; i < 3; i++)
+		assert_ptr_equal(route_have(r[i]), route_want(r[i]));
+}
+
 int
 main(void)
 {
@@ -846,6 +886,7 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_out_of_order_ack, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_overrun_drains_first, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_late_answers_after_overrun, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_refused_batch_during_overrun, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_echo_mid_batch, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_gateway_only_takes_object, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_object_taken_over_and_shared, setup, teardown),
