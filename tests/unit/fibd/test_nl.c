@@ -233,6 +233,18 @@ test_batches_bounded(void **state)
 	assert_int_equal(n_done, 2 * NL_SLOTS);
 }
 
+/* Sends held, routes 192.0.2.1 to n, each handed to the writer thread as a batch of its own. */
+static void
+held_batches_of_one(struct route **r, unsigned n)
+{
+	kf_nl_hold(true);
+	for (unsigned i = 0; i < n; i++) {
+		r[i] = want_route(i + 1);
+		for (int k = 0; k < 5; k++)
+			uv_run(&loop, UV_RUN_NOWAIT);
+	}
+}
+
 /* A refused batch between two good ones fails exactly its own routes. */
 static void
 test_refused_batch_among_others(void **state)
@@ -240,12 +252,7 @@ test_refused_batch_among_others(void **state)
 	struct route *r[3];
 	(void)state;
 
-	kf_nl_hold(true);
-	for (unsigned i = 0; i < 3; i++) {
-		r[i] = want_route(i + 1);
-		for (int k = 0; k < 5; k++)
-			uv_run(&loop, UV_RUN_NOWAIT);
-	}
+	held_batches_of_one(r, 3);
 	/* The first send goes; the second is refused; the third goes after it. */
 	kf_nl_send_errno_at(2, EINVAL);
 	kf_nl_hold(false);
@@ -843,12 +850,7 @@ test_refused_batch_during_overrun(void **state)
 	struct nl_stats st;
 	(void)state;
 
-	kf_nl_hold(true);
-	for (unsigned i = 0; i < 3; i++) {
-		r[i] = want_route(i + 1);
-		for (int k = 0; k < 5; k++)
-			uv_run(&loop, UV_RUN_NOWAIT);
-	}
+	held_batches_of_one(r, 3);
 	for (int i = 0; i < 1000 && !kf_nl_held_sends(); i++)
 		usleep(1000);
 	assert_int_equal(kf_nl_held_sends(), 1); /* the first batch is in the send */
