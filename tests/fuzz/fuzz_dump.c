@@ -7,7 +7,11 @@
  *
  * Beyond "no crash, no leak, no undefined behaviour": a route fibd takes from
  * the kernel (to adopt it, or to hand it to BIRD as a LEARN) is one the wire
- * protocol's encoder accepts, and one fibd can intern.
+ * protocol's encoder accepts, and one fibd can intern; and what fibd writes for
+ * it (kmsg_put_route, inline) is a well-formed message within KMSG_MAX that
+ * reads back as the same attribute set. The kernel stops reading a send at a
+ * malformed message and answers none of the rest: the writer, which asks for
+ * an ACK of a batch's last message only, relies on fibd writing none.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -47,6 +51,68 @@ fuzz_ifname(int ifindex, char *name)
 
 static const struct kmsg_env env = { .ifname = fuzz_ifname };
 
+/* fuzz_ifname's inverse: the index of "vethN" is N. */
+static int
+fuzz_ifindex(const char *name)
+{
+	return strncmp(name, "veth", 4) ? 0 : atoi(name + 4);
+}
+
+/* The attributes after the message's header of hlen bytes fill it exactly, each well-formed. */
+static bool
+attrs_fill(const struct nlmsghdr *nlh, size_t hlen)
+{
+	const char *p = mnl_nlmsg_get_payload_offset(nlh, hlen), *end = (const char *)nlh + nlh->nlmsg_len;
+
+	while (p < end) {
+		const struct nlattr *at = (const struct nlattr *)p;
+		if (!mnl_attr_ok(at, (int)(end - p)))
+			return false;
+		p += MNL_ALIGN(at->nla_len);
+	}
+	return p == end;
+}
+
+/* What fibd writes for attribute set a (read from kr): well-formed, and read back as a. */
+static void
+check_written(const struct kmsg_rt *kr, struct rattr *a)
+{
+	static _Alignas(8) char w[KMSG_MAX];
+	const struct nlmsghdr *nlh = (const struct nlmsghdr *)w;
+	struct kmsg_key k = { .table = 100, .family = kr->family, .prefix = kr->prefix,
+		.plen = kr->plen, .tos = kr->tos, .metric = kr->metric };
+	struct kmsg_rt back;
+	struct rattr *b;
+	size_t len;
+
+	for (unsigned i = 0; i < a->n_nh; i++)
+		a->nh[i].ifindex = a->nh[i].ifname[0] ? fuzz_ifindex(a->nh[i].ifname) : 0;
+	len = kmsg_put_route(w, 1, KMSG_REPLACE, &k, 12, a, KMSG_INLINE);
+	if (len > KMSG_MAX || !kmsg_ok(nlh, (int)len) || nlh->nlmsg_len != len ||
+	    !attrs_fill(nlh, sizeof(struct rtmsg))) {
+		fprintf(stderr, "fibd writes a malformed message (%zu bytes) for a route it read\n", len);
+		abort();
+	}
+	if (kmsg_rt_parse(nlh, &back) < 0) {
+		fprintf(stderr, "fibd cannot read back the message it writes for a route it read\n");
+		abort();
+	}
+	memset(&m, 0, sizeof(m));
+	m.type = PS_LEARN;
+	if (!kmsg_rt_attrs(&back, &env, &m.u.route, NULL)) {
+		fprintf(stderr, "fibd writes a route it cannot express for one it read\n");
+		abort();
+	}
+	m.u.route.key.plen = back.plen;
+	if (!(b = rattr_intern(&m.u.route)))
+		abort();
+	if (b != a) {
+		fprintf(stderr, "a route fibd writes reads back with other attributes\n");
+		abort();
+	}
+	rattr_unref(b);
+}
+
 /* A route the kernel sent, as fibd reads it: encodable and internable, or refused. */
 static void
 check_route(const struct nlmsghdr *nlh)
@@ -73,6 +139,7 @@ check_route(const struct nlmsghdr *nlh)
 	}
 	if (!(a = rattr_intern(&m.u.route)))
 		abort();
+	check_written(&kr, a);
 	rattr_unref(a);
 }
 
