@@ -5,7 +5,8 @@
 #           long BIRD takes to answer at all (the median); the other runs count
 #           probes from then on
 #   floor   the minimal writer (bench/nlwriter) installing the same routes:
-#           with the start-up, the soonest any export could converge here
+#           with the median start-up, about the soonest any export could
+#           converge here (a BIRD that starts faster than its median may beat it)
 #   kernel  BIRD's own kernel protocol (k4 and k6, scan time 10), the reference
 #   fibd    the same BIRD with one protocol fibd for both families (f1)
 #   fibd46  and with two, f4 and f6, as operators write k4 and k6 today
@@ -228,8 +229,8 @@ fi
 # The kernel's floor: the minimal writer (bench/nlwriter: messages built before
 # its clock starts, nexthop objects, an ACK a batch) installing the same routes
 # in a fresh namespace, last (the kernel tears a full namespace down in the
-# background). BIRD's start-up plus this is the soonest any export could
-# converge on this machine in this run.
+# background). BIRD's median start-up plus this is about the soonest any
+# export could converge on this machine in this run.
 fresh_ns floor
 floor_s=$(ip netns exec "$NS" "$B/bench/nlwriter" --nhid --table 100 "$W/routes" | sed -E 's/.* in ([0-9.]+) s.*/\1/')
 for f in fibd fibd46 bgp frr; do
@@ -281,7 +282,7 @@ for n, h in zip(names[1:4], heads[1:4]):
 if ck:
     floor = float(startup_s) + float(floor_s)
     print(f"the kernel's floor: the minimal writer (bench/nlwriter) installs the routes in {float(floor_s):.2f} s; "
-          f"BIRD's start-up + that = {floor:.2f} s, {floor / ck:.2f}x the kernel protocol")
+          f"BIRD's median start-up + that = {floor:.2f} s, {floor / ck:.2f}x the kernel protocol")
     for n, h in zip(names[1:4], heads[1:4]):
         r = runs[n]
         if r.get("converge_s") and r.get("first_answer_s"):

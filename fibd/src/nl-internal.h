@@ -20,9 +20,9 @@
 #define NL_MMSG 64        /* ACK datagrams per recvmmsg */
 #define NL_SLOTS 16       /* batches: one being filled, the others queued for the writer thread or sent (256 KiB ahead) */
 /*
- * The room a route needs in a batch, at the most: its message (256 nexthops
- * fit in KMSG_MAX) and, with nexthop objects, one object a nexthop and the
- * group (build() in nl_send.c asks for as much as the route needs).
+ * The room a route needs in a batch, at the most: its message (KMSG_MAX)
+ * and, with nexthop objects, one object a nexthop and the group (build() in
+ * nl_send.c asks for as much as the route needs).
  */
 #define NL_ROUTE_ROOM(objects) (KMSG_MAX + (objects) * 128u + ((objects) > 1 ? 2048u : 0u))
 #define NL_ROUTE_ROOM_MAX NL_ROUTE_ROOM(PS_NEXTHOPS_MAX + 1u)

@@ -279,8 +279,8 @@ build(struct route *r, enum op op)
 	objects = nhid && a->nh_state != RATTR_NH_CREATED ? (a->n_nh > 1 ? a->n_nh + 1u : 1u) : 0;
 
 	/*
-	 * The largest route message (256 nexthops) is under KMSG_MAX, and so is
-	 * each nexthop object: keep room for all that this route needs.
+	 * A route message (256 nexthops at the most) is under KMSG_MAX, and so
+	 * is each nexthop object: keep room for all that this route needs.
 	 */
 	if (room < NL_ROUTE_ROOM(objects))
 		return 0;

@@ -150,6 +150,26 @@ test_unicast_round_trips(void **state)
 	assert_true(kmsg_rt_attrs(&kr, &env, &out, NULL));
 	assert_same();
 
+	/*
+	 * The widest route: as many nexthops as the protocol allows, each an IPv6
+	 * gateway of an IPv4 route (RTA_VIA, the largest), with prefsrc, realm
+	 * and mtu. Over 8 KiB: KMSG_MAX must hold it.
+	 */
+	route_init(PS_FAM_V4, PS_RT_UNICAST);
+	for (unsigned i = 0; i < PS_NEXTHOPS_MAX; i++) {
+		char gw[64];
+		snprintf(gw, sizeof(gw), "2001:db8:ff::%x", i + 1);
+		add_nh(gw, i % 2 ? "veth8" : "veth7", 1 + i % 7);
+	}
+	in.has = PS_RA_PREFSRC | PS_RA_REALM | PS_RA_MTU;
+	inet_pton(AF_INET, "198.51.100.2", in.prefsrc.b);
+	in.realm = 7;
+	in.mtu = 1400;
+	assert_true(round_trip(KMSG_REPLACE, &kr) > 8192);
+	assert_true(kmsg_rt_attrs(&kr, &env, &out, NULL));
+	assert_int_equal(out.n_nexthops, PS_NEXTHOPS_MAX);
+	assert_same();
+
 	/* A gateway alone: the kernel is left to pick the device. */
 	route_init(PS_FAM_V6, PS_RT_UNICAST);
 	add_nh("2001:db8:ff::1", NULL, 1);
