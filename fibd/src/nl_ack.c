@@ -153,6 +153,13 @@ nl_ring_find(uint32_t seq)
 	return k;
 }
 
+/* seq is at or before the last sequence number the last overrun gave up (lose_window). */
+static bool
+given_up(uint32_t seq)
+{
+	return nl.lost_any && (int32_t)(seq - nl.lost_seq) <= 0;
+}
+
 /*
  * An ACK for a message given up as lost in an overrun (lose_window): the
  * batch the writer thread was sending then is applied and answered after
@@ -163,7 +170,7 @@ nl_ring_find(uint32_t seq)
 static bool
 answer_late(uint32_t seq)
 {
-	if (!nl.lost_any || (int32_t)(seq - nl.lost_seq) > 0)
+	if (!given_up(seq))
 		return false;
 	nl.st.answers_late++;
 	return true;
@@ -226,7 +233,7 @@ handle_ack(const struct nlmsghdr *nlh)
 	nl.ring_n--;
 	nl.st.acks++;
 	/* The kernel answers in order: no late answer comes after one written since. */
-	if (nl.lost_any && (int32_t)(f.seq - nl.lost_seq) > 0)
+	if (!given_up(f.seq))
 		nl.lost_any = false;
 
 	if (e->error && (nlh->nlmsg_flags & NLM_F_ACK_TLVS)) {

@@ -51,6 +51,18 @@ fuzz_ifname(int ifindex, char *name)
 
 static const struct kmsg_env env = { .ifname = fuzz_ifname };
 
+/* kr's attributes as fibd reads them, into m's route (a LEARN); false if fibd cannot express them. */
+static bool
+read_route(const struct kmsg_rt *kr)
+{
+	memset(&m, 0, sizeof(m));
+	m.type = PS_LEARN;
+	if (!kmsg_rt_attrs(kr, &env, &m.u.route, NULL))
+		return false;
+	m.u.route.key.plen = kr->plen;
+	return true;
+}
+
 /* fuzz_ifname's inverse: the index of "vethN" is N. */
 static int
 fuzz_ifindex(const char *name)
@@ -97,13 +109,10 @@ check_written(const struct kmsg_rt *kr, struct rattr *a)
 		fprintf(stderr, "fibd cannot read back the message it writes for a route it read\n");
 		abort();
 	}
-	memset(&m, 0, sizeof(m));
-	m.type = PS_LEARN;
-	if (!kmsg_rt_attrs(&back, &env, &m.u.route, NULL)) {
+	if (!read_route(&back)) {
 		fprintf(stderr, "fibd writes a route it cannot express for one it read\n");
 		abort();
 	}
-	m.u.route.key.plen = back.plen;
 	if (!(b = rattr_intern(&m.u.route)))
 		abort();
 	if (b != a) {
@@ -123,11 +132,8 @@ check_route(const struct nlmsghdr *nlh)
 
 	if (kmsg_rt_parse(nlh, &kr) < 0)
 		return;
-	memset(&m, 0, sizeof(m));
-	m.type = PS_LEARN;
-	if (!kmsg_rt_attrs(&kr, &env, &m.u.route, NULL))
+	if (!read_route(&kr))
 		return;
-	m.u.route.key.plen = kr.plen;
 	memset(&m.u.route.key.prefix, 0, sizeof(m.u.route.key.prefix)); /* the key is not the point */
 	m.u.route.learn_op = PS_LEARN_ADD;
 	m.u.route.key.has = PS_KEY_TABLE;
