@@ -16,7 +16,7 @@ set -u
 
 require_root
 require_fibd
-tap_plan 15
+tap_plan 16
 
 N4=${RESTARTS_V4:-160000}
 N6=${RESTARTS_V6:-40000}
@@ -94,6 +94,15 @@ check "b gone for good: its routes pruned after 2 s, c's untouched" wait_until 2
 
 # 4. Five restarts during a large feed into table 102.
 routes_py gen "$N4" "$N6" va 198.51.100.1 2001:db8:ff::1 45 >"$W/big"
+# The sampler counts every IPv6 route of the namespace. Routes of a and c that
+# fibd adopts again after a restart and no client claims are pruned once
+# startup_grace is over: on a loaded machine within this step, counted as a
+# drop of table 102. a and c withdraw theirs first (an empty full feed), so
+# that only 102 moves.
+feed --name a --table 100 /dev/null >/dev/null
+feed --name c --table 101 /dev/null >/dev/null
+emptied() { kernel_table_is "$A" 100 /dev/null && kernel_table_is "$A" 101 /dev/null; }
+check "a and c withdrew every route of theirs (empty full feeds)" wait_until 30 emptied
 FIBD_CONF="startup_grace = 60"
 stop_pid "$FIBD_PID" TERM
 start_fibd FIBD_PID "$A" "$SOCK" || { not_ok "fibd starts"; exit 1; }
@@ -120,6 +129,7 @@ diag "after five restarts: $out"
 check "five restarts during a large feed: it converges on the feed" wait_until 60 kernel_table_is "$A" 102 "$W/big"
 read -r min samples drops gap max <<<"$(sampler_stop "$S" "$W/s4")"
 diag "five restarts: $samples samples (longest gap $gap ms), $drops drops, most routes $max"
+[ "$drops" -eq 0 ] || diag "five restarts: sampler $(cat "$W/s4"); fibd's log: $(tail -n 20 "$SOCK.log")"
 check "five restarts: the table never shrank ($samples samples)" test "$drops" -eq 0
 check "five restarts: nothing failed" grep -q "failed 0, waiting 0, rejected 0" <<<"$out"
 

@@ -14,7 +14,8 @@ every table's trie (26 ms of CPU for 200k routes, 75 ms for 600k; see
 V4Lookup for a cheap gate). OUT.started appears
 after the first sample. Writes to OUT, as JSON:
 samples, the fewest routes seen, the most, the longest gap between samples, and
-drops (samples lower than the one before).
+drops (samples lower than the one before), the largest of them and when the
+first came (s after the first sample).
 """
 import json
 import os
@@ -172,8 +173,10 @@ def main():
     interval = (int(sys.argv[3]) if len(sys.argv) > 3 else 50) / 1000
     others6 = v6_all() - v6_table(table)
     samples, low, high, drops, gap = 0, None, 0, 0, 0.0
+    largest_drop, first_drop_s = 0, None
     prev_n, prev_t = None, None
-    end = time.monotonic() + 600
+    start = time.monotonic()
+    end = start + 600
     while (samples == 0 or not os.path.exists(out + ".stop")) and time.monotonic() < end:
         t = time.monotonic()
         n = v4(table) + v6_all()  # the other tables' IPv6 routes come off at the end
@@ -182,6 +185,9 @@ def main():
         high = max(high, n)
         if prev_n is not None and n < prev_n:
             drops += 1
+            largest_drop = max(largest_drop, prev_n - n)
+            if first_drop_s is None:
+                first_drop_s = round(t - start, 2)
         if prev_t is not None:
             gap = max(gap, t - prev_t)
         prev_n, prev_t = n, t
@@ -194,6 +200,7 @@ def main():
     with open(out + ".tmp", "w") as f:
         json.dump({"samples": samples, "min": low, "max": high, "drops": drops,
                    "max_gap_ms": round(gap * 1000, 1), "last": prev_n - others6,
+                   "largest_drop": largest_drop, "first_drop_s": first_drop_s,
                    "ipv6_elsewhere": [others_start, others_end]}, f)
     os.rename(out + ".tmp", out)
 
