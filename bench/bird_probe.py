@@ -206,6 +206,7 @@ def main():
     # tens of ms once BIRD had answered and counted as BIRD's start-up then.
     gate = V4Lookup(table, sample)
     cli = Cli(ctl)
+    gate.arm(True)  # (its exact counts are due from here on, as before)
     load = []
     # The probes BIRD would have got from count_from on, had it answered.
     first = time.monotonic() - start

@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # The harness itself: namespaces, veth, the kernel's route table read back as
 # JSON, bounded waiting, cleanup that leaves nothing behind, and a watched
-# process (fibd) that does not end cleanly failing the test.
+# process (fibd, a BIRD running protocol fibd) that does not end cleanly failing the test.
 set -u
 . "$(dirname "$0")/lib.sh"
 
 require_root
-tap_plan 10
+tap_plan 12
 
 ns_new A a
 ns_new B b
@@ -73,4 +73,18 @@ check "cleanup: a watched process that exits 3 on TERM fails the script" \
 out=$(watched 0 stop_pid "$log")
 rc=$?
 check "a watched process that exits 0 on TERM passes" bash -c '[ "$2" -eq 0 ] && ! grep -q "^not ok" <<<"$1"' _ "$out" "$rc"
+# reap_pid: one that ends by itself (BIRD after a graceful restart) must exit 0.
+reaped() { # its exit status
+	bash -c '
+		. "'"$(dirname "$0")"'/lib.sh"
+		start_bg P bash -c "sleep 0.2; exit $1"
+		watch_exit "$P" fail "$2"
+		reap_pid "$P"
+	' _ "$@"
+}
+out=$(reaped 3 "$log")
+check "reap_pid: a watched process that exits 3 by itself fails the script" \
+	bash -c 'grep -q "^not ok .*ended with status 3 by itself" <<<"$1"' _ "$out"
+out=$(reaped 0 "$log")
+check "reap_pid: one that exits 0 by itself passes" bash -c '! grep -q "^not ok" <<<"$1"' _ "$out"
 rm -f "$log"

@@ -86,10 +86,9 @@ check "BIRD crash and restart: table 100 is exactly BIRD's routes" kernel_table_
 # A graceful restart of BIRD into a configuration with 1000 routes fewer.
 sampler_start S "$A" 100 "$W/s3"
 birdc_in "$A" "$W/bird.conf" graceful restart >/dev/null
-wait_until 20 bash -c "! kill -0 $BIRD_PID"
+reap_pid "$BIRD_PID"
 bird_conf "$W/fewer" "" >"$W/bird.conf"
-start_bg BIRD_PID ip netns exec "$A" "$BIRD_DIR/bird" -R -f -c "$W/bird.conf" -s "$W/bird.conf.ctl" \
-	-P "$W/bird.conf.pid" 2>>"$W/bird.conf.log"
+start_bird BIRD_PID "$A" "$W/bird.conf" -R || { not_ok "BIRD starts for a graceful restart"; exit 1; }
 wait_until 60 settled $((N - 1000))
 check "after a graceful restart, the routes no longer configured are pruned" kernel_table_is "$A" 100 "$W/want-fewer"
 read -r min samples _ gap _ <<<"$(sampler_stop "$S" "$W/s3")"

@@ -116,18 +116,21 @@ watch_exit() {
 	_watch[$1]="$2 $3"
 }
 
-# _exit_seen PID SIGNAL STATUS: the verdict of watch_exit on a stopped process.
+# _exit_seen PID SIGNAL|none STATUS: the verdict of watch_exit on a process stopped
+# with SIGNAL, or that ended by itself (none).
 _exit_seen() {
 	local pid=$1 sig=$2 status=$3 mode log want=0
 	[ -n "${_watch[$pid]:-}" ] || return 0
 	read -r mode log <<<"${_watch[$pid]}"
 	unset "_watch[$pid]"
+	local how="on SIG$sig"
 	case $sig in
 	TERM | INT) ;;
+	none) how="by itself" ;;
 	*) want=$((128 + $(kill -l "$sig"))) ;;
 	esac
 	[ "$status" -eq "$want" ] && return 0
-	local what="process $pid ended with status $status on SIG$sig (expected $want)"
+	local what="process $pid ended with status $status $how (expected $want)"
 	[ "$status" -gt 128 ] && what+=", killed by SIG$(kill -l $((status - 128)))"
 	if [ "$mode" = fail ]; then
 		not_ok "$what"
@@ -148,6 +151,16 @@ stop_pid() {
 		wait "$pid" || status=$?
 	} 2>/dev/null
 	_exit_seen "$pid" "$sig" "$status"
+}
+
+# reap_pid PID: a watched process that ends by itself (BIRD after birdc
+# graceful restart): it must exit 0. One still running after 20 s is stopped
+# (stop_pid).
+reap_pid() {
+	local pid=$1 status=0
+	wait_until 20 bash -c "! kill -0 $pid" || { stop_pid "$pid" TERM; return 0; }
+	{ wait "$pid" || status=$?; } 2>/dev/null
+	_exit_seen "$pid" none "$status"
 }
 
 # routes_json NS [ip route selectors...]: the kernel's routes as JSON.
@@ -315,15 +328,16 @@ bird_major() {
 	"$BIRD_DIR/bird" --version 2>&1 | sed -n 's/^BIRD version \([0-9]*\)\..*/\1/p'
 }
 
-# start_bird VAR NS CONF: BIRD in the foreground inside NS with configuration
-# CONF, its control socket at CONF.ctl and its log at CONF.log; waits until
-# birdc answers. A BIRD that runs protocol fibd runs our code: it must stop
-# cleanly (watch_exit fail); another is a peer, reported (diag).
+# start_bird VAR NS CONF [BIRD OPTIONS...]: BIRD in the foreground inside NS
+# with configuration CONF, its control socket at CONF.ctl and its log at
+# CONF.log; waits until birdc answers. A BIRD that runs protocol fibd runs our
+# code: it must stop cleanly (watch_exit fail); another is a peer, reported (diag).
 start_bird() {
 	local var=$1 ns=$2 conf=$3 watch=diag
-	grep -q '^ *protocol fibd' "$conf" && watch=fail
+	shift 3
+	grep -Eq '^[[:space:]]*protocol[[:space:]]+fibd' "$conf" && watch=fail
 	start_bg "$var" ip netns exec "$ns" "$BIRD_DIR/bird" -f -c "$conf" -s "$conf.ctl" \
-		-P "$conf.pid" 2>>"$conf.log"
+		-P "$conf.pid" "$@" 2>>"$conf.log"
 	watch_exit "${!var}" "$watch" "$conf.log"
 	wait_until 20 ip netns exec "$ns" "$BIRD_DIR/birdc" -s "$conf.ctl" show status
 }

@@ -46,7 +46,8 @@ run_suites() { # dir, suites...
 # per-case totals, TAP's ok / not ok / "# SKIP" lines, a replay driver's "N passed, N
 # failed", and one for any other test. On stderr, the diagnostics of processes
 # a scenario watched that did not end cleanly (netns/lib.sh watch_exit ... diag:
-# BIRD's crashes are not ours to fail on, but the log should show them).
+# a peer's crash, BIRD's or another daemon's, is not ours to fail on, but the
+# log should show it; a BIRD running protocol fibd is watched as ours).
 count_results() {
 	python3 - "$1/meson-logs/testlog.json" <<'PY'
 import json, re, sys
