@@ -37,7 +37,11 @@ times, the protocols PROTOS (names joined by '+') of another BIRD, on control
 socket SRC_CTL, are disabled until the kernel holds C4 IPv4 and C6 IPv6 routes
 fewer, then enabled until it holds them all again; the probes go on, and are
 summed up as the churn phase, with the time each step took. --churn-sample FILE:
-IPv4 prefixes of those protocols, looked up before the exact counts as for the load. BIRD 2 has one thread, so its process CPU is its
+IPv4 prefixes of those protocols, looked up before the exact counts as for the load.
+--held-by PROTO: for a BIRD with no export protocol, the reference: the routes
+count as held once BIRD's protocol PROTO has imported them (its channels'
+counts in `show protocols all PROTO`, asked on the same connection right after
+each probe), not the kernel's. BIRD 2 has one thread, so its process CPU is its
 main loop's. The receivers are the processes that take BIRD's routes into the
 kernel (fibd; FRR's bgpd and zebra): their CPU and memory are summed. Prints
 one JSON object.
@@ -82,19 +86,22 @@ class Cli:
         else:
             sys.exit(f"bird_probe: cannot connect to {path}")
         self.buf = b""
-        if not self.wait_reply(600):  # the greeting
+        if self.wait_reply(600) is None:  # the greeting
             sys.exit("bird_probe: BIRD sent no greeting in 600 s")
 
     def wait_reply(self, timeout):
+        """The reply's text once its last line is in; None after TIMEOUT s."""
         end = time.monotonic() + timeout
         while True:
+            at = 0
             for line in self.buf.split(b"\n")[:-1]:
+                at += len(line) + 1
                 if re.match(rb"^\d{4} ", line):
-                    self.buf = self.buf[self.buf.index(line) + len(line) + 1:]
-                    return True
+                    reply, self.buf = self.buf[:at], self.buf[at:]
+                    return reply.decode(errors="replace")
             left = end - time.monotonic()
             if left <= 0:
-                return False
+                return None
             r, _, _ = select.select([self.s], [], [], left)
             if r:
                 data = self.s.recv(65536)
@@ -109,8 +116,24 @@ class Cli:
 
     def command(self, text):
         self.s.sendall(text.encode() + b"\n")
-        if not self.wait_reply(600):
+        reply = self.wait_reply(600)
+        if reply is None:
             sys.exit(f"bird_probe: no reply to '{text}' in 600 s")
+        return reply
+
+
+def imported(cli, proto):
+    """--held-by PROTO: the routes BIRD holds from PROTO, (IPv4, IPv6), as its
+    channels count them in `show protocols all` (constant work in BIRD)."""
+    counts, channel = {}, None
+    for line in cli.command(f"show protocols all {proto}").splitlines():
+        m = re.search(r"Channel (ipv4|ipv6)$", line.rstrip())
+        if m:
+            channel = m.group(1)
+        m = re.search(r"Routes:\s+(\d+) imported", line)
+        if m and channel:
+            counts[channel] = int(m.group(1))
+    return counts.get("ipv4", 0), counts.get("ipv6", 0)
 
 
 def pct(xs, p):
@@ -143,7 +166,7 @@ def probe_for(cli, seconds):
     return lat
 
 
-def churn_phase(cli, spec, table, base4, n4, sample):
+def churn_phase(cli, spec, table, base4, n4, n6, sample, held_by):
     """--churn: withdraw and announce again another BIRD's protocols, probing on."""
     src_ctl, protos, c4, c6, rounds = spec[0], spec[1].split("+"), int(spec[2]), int(spec[3]), int(spec[4])
     src = Cli(src_ctl)
@@ -151,10 +174,16 @@ def churn_phase(cli, spec, table, base4, n4, sample):
     gate = V4Lookup(table, sample)
     lat, steps = [], []
     for _ in range(rounds):
-        # the cheap checks first, as for the load
-        for cmd, present, v6_done, v4_done in (
-                ("disable", False, lambda: v6_count() <= v6_full - c6, lambda: v4_count(table) - base4 <= n4 - c4),
-                ("enable", True, lambda: v6_count() >= v6_full, lambda: v4_count(table) - base4 >= n4)):
+        if held_by:
+            # what BIRD holds: the routes PROTO imported
+            withdrawn = lambda: all(h <= n - c for h, n, c in zip(imported(cli, held_by), (n4, n6), (c4, c6)))
+            announced = lambda: all(h >= n for h, n in zip(imported(cli, held_by), (n4, n6)))
+        else:
+            # what the kernel holds, the cheap checks first, as for the load
+            withdrawn = lambda: (v6_count() <= v6_full - c6 and gate.due()
+                                 and v4_count(table) - base4 <= n4 - c4)
+            announced = lambda: v6_count() >= v6_full and gate.due() and v4_count(table) - base4 >= n4
+        for cmd, present, done in (("disable", False, withdrawn), ("enable", True, announced)):
             gate.arm(present)
             t0 = time.monotonic()
             for p in protos:
@@ -162,7 +191,7 @@ def churn_phase(cli, spec, table, base4, n4, sample):
             while True:
                 tick = time.monotonic()
                 lat.append(cli.probe())
-                if v6_done() and gate.due() and v4_done():
+                if done():
                     break
                 if time.monotonic() - t0 > 300:
                     sys.exit(f"bird_probe: the kernel did not follow '{cmd}' in 300 s")
@@ -185,13 +214,16 @@ def main():
         print(json.dumps(out))
         return
     count_from, mark, base4, base6, churn, sample, churn_sample = 0.0, None, 0, 0, None, [], []
-    while args[0] in ("--from", "--mark", "--base", "--sample", "--churn", "--churn-sample"):
+    held_by = None
+    while args[0] in ("--from", "--mark", "--base", "--sample", "--churn", "--churn-sample", "--held-by"):
         if args[0] == "--from":
             count_from = float(args[1])
         elif args[0] == "--sample":
             sample = open(args[1]).read().split()
         elif args[0] == "--churn-sample":
             churn_sample = open(args[1]).read().split()
+        elif args[0] == "--held-by":
+            held_by = args[1]
         elif args[0] == "--mark":
             mark = args[1]
         elif args[0] == "--churn":
@@ -223,7 +255,12 @@ def main():
         now = time.monotonic()
         load.append(lat)
         # (now was taken before the counts: the exact ones take a while)
-        if v6_count() >= n6 and gate.due() and v4_count(table) - base4 >= n4 and v6_exact(table) - base6 >= n6:
+        if held_by:
+            done = all(h >= n for h, n in zip(imported(cli, held_by), (n4, n6)))
+        else:
+            done = (v6_count() >= n6 and gate.due() and v4_count(table) - base4 >= n4
+                    and v6_exact(table) - base6 >= n6)
+        if done:
             converged = now - start
             if mark:
                 open(mark, "w").close()
@@ -237,7 +274,7 @@ def main():
            # the probes that got an answer, without those BIRD's start-up made wait
            "load_answered": summary(load[waited:])}
     if converged is not None and churn:
-        out.update(churn_phase(cli, churn, table, base4, n4, churn_sample))
+        out.update(churn_phase(cli, churn, table, base4, n4, n6, churn_sample, held_by))
     if converged is not None:
         steady_start = time.monotonic()
         cpu0 = cpu_s(bird)

@@ -8,6 +8,9 @@
 #           which the measured BIRD resolves through the link's prefix
 #   BIRD    the BIRD measured: its BGP imports them, and one export protocol
 #           writes them into kernel table 100:
+#   none    no export protocol at all: what BIRD's own BGP import and churn
+#           cost its CLI, the floor for both below (the routes count as held
+#           once BIRD has imported them: bird_probe.py --held-by)
 #   kernel  BIRD's own kernel protocol (k4 and k6, scan time 10), the reference
 #   fibd    one protocol fibd for both families (f1), and fibd
 # Once the kernel holds the table, c4 and c6 are disabled on the source until
@@ -47,9 +50,11 @@ python3 "$here/../netns/routes.py" bird-static s "$W/rest" >"$W/static.conf"
 python3 "$here/../netns/routes.py" bird-static c "$W/churn" >>"$W/static.conf"
 
 # run NAME EXPORT_CONFIG [fibd]: the source BIRD, then the measured one with
-# EXPORT_CONFIG (and fibd); the probe's JSON into $W/NAME.json.
+# EXPORT_CONFIG (and fibd); the probe's JSON into $W/NAME.json. With no
+# EXPORT_CONFIG, the routes are held once BIRD has imported them.
 run() {
-	local name=$1 export=$2 recv=${3:-} fibd_pid="" bird_pid src_pid base
+	local name=$1 export=$2 recv=${3:-} fibd_pid="" bird_pid src_pid base held=()
+	[ -n "$export" ] || held=(--held-by upstream)
 	fresh_ns "$name"
 	ip -n "$NS" addr add 203.0.113.2/32 dev lo
 	ip -n "$NS" addr add 203.0.113.3/32 dev lo
@@ -85,7 +90,7 @@ print("%d,%d" % sampler.held_besides(100, sys.argv[2]))' "$here/../netns" "$W/ro
 	} >"$W/bird-$name.conf"
 	start_bird "$W/bird-$name.conf" "$W/bird.ctl"
 	bird_pid=$bird_started
-	ip netns exec "$NS" python3 "$here/bird_probe.py" --base "$base" --sample "$W/sample4" \
+	ip netns exec "$NS" python3 "$here/bird_probe.py" "${held[@]}" --base "$base" --sample "$W/sample4" \
 		--churn "$W/src.ctl,c4+c6,$C4,$C6,$ROUNDS" --churn-sample "$W/sample4-churn" \
 		"$W/bird.ctl" 100 "$N4" "$N6" "$STEADY" "$bird_pid" $fibd_pid >"$W/$name.json"
 	kill "$bird_pid" "$src_pid"
@@ -99,6 +104,7 @@ print("%d,%d" % sampler.held_besides(100, sys.argv[2]))' "$here/../netns" "$W/ro
 echo "BIRD $("$BIRD_DIR/bird" --version 2>&1 | awk '{ print $3 }'): $N routes ($N4 IPv4, $N6 IPv6, routes.py $gen) over BGP" \
 	"from another BIRD, into kernel table 100; $CHURN of them ($C4 IPv4, $C6 IPv6) withdrawn and" \
 	"announced again $ROUNDS times; steady state $STEADY s; $(nproc) CPUs"
+run none ""
 run kernel "protocol kernel k4 { kernel table 100; scan time 10; ipv4 { export all; }; }
 protocol kernel k6 { kernel table 100; scan time 10; ipv6 { export all; }; }"
 run fibd "protocol fibd f1 { socket \"$W/fibd.sock\"; kernel table 100; ipv4 { export all; }; ipv6 { export all; }; }" fibd
@@ -106,13 +112,13 @@ run fibd "protocol fibd f1 { socket \"$W/fibd.sock\"; kernel table 100; ipv4 { e
 python3 - "$W" <<'PY'
 import json, sys
 w = sys.argv[1]
-names, heads = ("kernel", "fibd"), ("kernel k4/k6", "fibd f1")
+names, heads = ("none", "kernel", "fibd"), ("no export", "kernel k4/k6", "fibd f1")
 runs = {n: json.load(open(f"{w}/{n}.json")) for n in names}
 def g(d, *path):
     for p in path:
         d = d.get(p) if isinstance(d, dict) else None
     return "-" if d is None else d
-rows = [("time to converge (s)", ("converge_s",))]
+rows = [("time to converge (s; no export: imported)", ("converge_s",))]
 for phase in ("load", "churn", "steady"):
     for key in ("probes", "p50_ms", "p99_ms", "max_ms", "timeouts_1s"):
         rows.append((f"birdc show status, {phase}: {key}", (phase, key)))
