@@ -228,8 +228,7 @@ if [ "${BENCH_ONLY:-}" = bgp ]; then
 fi
 # The kernel's floor: the minimal writer (bench/nlwriter: messages built before
 # its clock starts, nexthop objects, an ACK a batch) installing the same routes
-# in a fresh namespace, last (the kernel tears a full namespace down in the
-# background). BIRD's median start-up plus this is about the soonest any
+# in a fresh namespace. BIRD's median start-up plus this is about the soonest any
 # export could converge on this machine in this run.
 fresh_ns floor
 floor_s=$(ip netns exec "$NS" "$B/bench/nlwriter" --nhid --table 100 "$W/routes" | sed -E 's/.* in ([0-9.]+) s.*/\1/')
