@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Probe a running BIRD while it loads a table into the kernel, then in steady state.
 
-  bird_probe.py [--from S] [--mark FILE] [--base B4,B6] [--sample FILE] [--churn SPEC [--churn-sample FILE]] CTL_SOCKET TABLE N4 N6 STEADY_S BIRD_PID [RECEIVER_PID...]
+  bird_probe.py [--from S] [--mark FILE] [--base B4,B6] [--sample FILE] [--churn SPEC [--churn-sample FILE]] [--held-by PROTO] CTL_SOCKET TABLE N4 N6 STEADY_S BIRD_PID [RECEIVER_PID...]
   bird_probe.py --startup CTL_SOCKET [AFTER_S]
 
 Run inside BIRD's network namespace, started together with BIRD.
@@ -41,7 +41,8 @@ IPv4 prefixes of those protocols, looked up before the exact counts as for the l
 --held-by PROTO: for a BIRD with no export protocol, the reference: the routes
 count as held once BIRD's protocol PROTO has imported them (its channels'
 counts in `show protocols all PROTO`, asked on the same connection right after
-each probe), not the kernel's. BIRD 2 has one thread, so its process CPU is its
+each probe), not the kernel's (in BIRD 3 that command waits for PROTO's loop,
+so the probes after it may too). BIRD 2 has one thread, so its process CPU is its
 main loop's. The receivers are the processes that take BIRD's routes into the
 kernel (fibd; FRR's bgpd and zebra): their CPU and memory are summed. Prints
 one JSON object.
@@ -124,7 +125,9 @@ class Cli:
 
 def imported(cli, proto):
     """--held-by PROTO: the routes BIRD holds from PROTO, (IPv4, IPv6), as its
-    channels count them in `show protocols all` (constant work in BIRD)."""
+    channels count them in `show protocols all` (little work in BIRD 2; BIRD 3
+    answers it on its main loop holding PROTO's loop, so it waits for PROTO's
+    current run)."""
     counts, channel = {}, None
     for line in cli.command(f"show protocols all {proto}").splitlines():
         m = re.search(r"Channel (ipv4|ipv6)$", line.rstrip())
@@ -194,7 +197,7 @@ def churn_phase(cli, spec, table, base4, n4, n6, sample, held_by):
                 if done():
                     break
                 if time.monotonic() - t0 > 300:
-                    sys.exit(f"bird_probe: the kernel did not follow '{cmd}' in 300 s")
+                    sys.exit(f"bird_probe: {'BIRD' if held_by else 'the kernel'} did not follow '{cmd}' in 300 s")
                 pause(tick)
             steps.append(round(time.monotonic() - t0, 2))
     return {"churn": summary(lat), "churn_steps_s": steps}
