@@ -93,6 +93,10 @@ print("%d,%d" % sampler.held_besides(100, sys.argv[2]))' "$here/../netns" "$W/ro
 	ip netns exec "$NS" python3 "$here/bird_probe.py" "${held[@]}" --base "$base" --sample "$W/sample4" \
 		--churn "$W/src.ctl,c4+c6,$C4,$C6,$ROUNDS" --churn-sample "$W/sample4-churn" \
 		"$W/bird.ctl" 100 "$N4" "$N6" "$STEADY" "$bird_pid" $fibd_pid >"$W/$name.json"
+	if [ "$recv" = fibd ]; then
+		ip netns exec "$NS" "$BIRD_DIR/birdc" -s "$W/bird.ctl" show protocols all f1 |
+			sed -n 's/^ *Pending: */f1: /p; s/^ *Export paused: */f1 export paused /p' >"$W/$name.pending"
+	fi
 	kill "$bird_pid" "$src_pid"
 	wait "$bird_pid" "$src_pid" 2>/dev/null || true
 	[ -z "${BENCH_LOGS:-}" ] || cp "$W/bird-$name.log" "$BENCH_LOGS/churn-bird-$name.log"
@@ -134,3 +138,4 @@ for label, path in rows:
     cells = [", ".join(map(str, c)) if isinstance(c, list) else c for c in cells]
     print(f"{label:42}" + "".join(f"{c!s:>26}" for c in cells))
 PY
+echo "glue pending set (peak: the full feed's or the churn's), $(tr '\n' ';' <"$W/fibd.pending")"
