@@ -25,7 +25,7 @@ proc_rss() { awk '/^VmRSS/ { print $2 }' "/proc/$1/status"; }
 # the link va/vb (netns/link.sh). The previous one's link goes first: that
 # takes every route through it out before the call returns (0.99 s for 750 k
 # routes here). Left to the namespace's removal, they would be freed in the
-# background, at about 1.3 of two CPUs for a second, while the next run starts.
+# background, at about 1.2 of two CPUs for a second, while the next run starts.
 fresh_ns() {
 	if [ -n "$NS" ]; then
 		ip -n "$NS" link del va
