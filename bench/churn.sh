@@ -131,6 +131,7 @@ rows += [("churn steps: withdraw, announce, ... (s)", ("churn_steps_s",)),
          ("BIRD CPU in steady state (%)", ("bird_steady_cpu_pct",)),
          ("fibd CPU until steady state (s)", ("recv_load_cpu_s",)),
          ("BIRD RSS at the end (MiB)", ("bird_rss_mib",)),
+         ("BIRD peak RSS (MiB)", ("bird_peak_rss_mib",)),
          ("fibd RSS at the end (MiB)", ("recv_rss_mib",))]
 print(f"{'':42}" + "".join(f"{h:>26}" for h in heads))
 for label, path in rows:
