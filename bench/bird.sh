@@ -143,11 +143,7 @@ print("%d,%d" % sampler.held_besides(int(sys.argv[2]), sys.argv[3]))' "$here/../
 	if [ "$recv" = fibd ]; then
 		probe_stop
 		echo "$probe" >"$W/$name.status"
-		for f in f1 f4 f6; do
-			# (birdc fails for the names this run does not have)
-			ip netns exec "$NS" "$BIRD_DIR/birdc" -s "$W/bird.ctl" show protocols all "$f" |
-				sed -n "s/^ *Pending: */$f: /p; s/^ *Export paused: */$f export paused /p" || true
-		done >"$W/$name.pending"
+		glue_pending "$W/bird.ctl" f1 f4 f6 >"$W/$name.pending"
 	fi
 	kill "$bird_pid"
 	wait "$bird_pid" 2>/dev/null || true

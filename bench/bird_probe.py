@@ -139,6 +139,12 @@ def imported(cli, proto):
     return counts.get("ipv4", 0), counts.get("ipv6", 0)
 
 
+def imported_all(cli, proto, n4, n6):
+    """--held-by PROTO: whether BIRD has imported N4 IPv4 and N6 IPv6 routes from PROTO."""
+    h4, h6 = imported(cli, proto)
+    return h4 >= n4 and h6 >= n6
+
+
 def pct(xs, p):
     if not xs:
         return 0.0
@@ -180,7 +186,7 @@ def churn_phase(cli, spec, table, base4, n4, n6, sample, held_by):
         if held_by:
             # what BIRD holds: the routes PROTO imported
             withdrawn = lambda: all(h <= n - c for h, n, c in zip(imported(cli, held_by), (n4, n6), (c4, c6)))
-            announced = lambda: all(h >= n for h, n in zip(imported(cli, held_by), (n4, n6)))
+            announced = lambda: imported_all(cli, held_by, n4, n6)
         else:
             # what the kernel holds, the cheap checks first, as for the load
             withdrawn = lambda: (v6_count() <= v6_full - c6 and gate.due()
@@ -259,7 +265,7 @@ def main():
         load.append(lat)
         # (now was taken before the counts: the exact ones take a while)
         if held_by:
-            done = all(h >= n for h, n in zip(imported(cli, held_by), (n4, n6)))
+            done = imported_all(cli, held_by, n4, n6)
         else:
             done = (v6_count() >= n6 and gate.due() and v4_count(table) - base4 >= n4
                     and v6_exact(table) - base6 >= n6)

@@ -94,8 +94,7 @@ print("%d,%d" % sampler.held_besides(100, sys.argv[2]))' "$here/../netns" "$W/ro
 		--churn "$W/src.ctl,c4+c6,$C4,$C6,$ROUNDS" --churn-sample "$W/sample4-churn" \
 		"$W/bird.ctl" 100 "$N4" "$N6" "$STEADY" "$bird_pid" $fibd_pid >"$W/$name.json"
 	if [ "$recv" = fibd ]; then
-		ip netns exec "$NS" "$BIRD_DIR/birdc" -s "$W/bird.ctl" show protocols all f1 |
-			sed -n 's/^ *Pending: */f1: /p; s/^ *Export paused: */f1 export paused /p' >"$W/$name.pending"
+		glue_pending "$W/bird.ctl" f1 >"$W/$name.pending"
 	fi
 	kill "$bird_pid" "$src_pid"
 	wait "$bird_pid" "$src_pid" 2>/dev/null || true

@@ -67,6 +67,18 @@ start_bird() {
 	pids+=("$bird_started")
 }
 
+# glue_pending CTL NAME...: what each protocol fibd NAME of the BIRD on
+# control socket CTL (in NS) says of its pending set, a line each (birdc
+# fails for a name this BIRD does not have: no line).
+glue_pending() {
+	local ctl=$1 f
+	shift
+	for f in "$@"; do
+		ip netns exec "$NS" "$BIRD_DIR/birdc" -s "$ctl" show protocols all "$f" |
+			sed -n "s/^ *Pending: */$f: /p; s/^ *Export paused: */$f export paused /p" || true
+	done
+}
+
 stop_fibd() {
 	kill "$fibd_pid"
 	wait "$fibd_pid" 2>/dev/null || true
