@@ -24,6 +24,7 @@
 #define FIBD_DEFAULT_SOCKET	"/run/fibd/fibd.sock"
 #define FIBD_DEFAULT_STALE	120		/* seconds fibd keeps our routes after a crash */
 #define FIBD_DEFAULT_PENDING	(4 << 20)	/* pending prefixes before the session is dropped */
+#define FIBD_MAX_PENDING	(1 << 26)	/* the most a configuration may allow */
 /*
  * Past FIBD_EXPORT_HIGH pending changes the glue stops BIRD 3's export runs and
  * BIRD 2's feed runs until fibd has read the set down to FIBD_EXPORT_LOW, but

@@ -7,33 +7,35 @@
 #include <string.h>
 
 #include "nest/bird.h"
-#include "lib/string.h"
 
 #include "proto/fibd/pending.h"
 
 #define FIBD_INLINE	56		/* message bytes kept in the entry itself */
 #define FIBD_HASH_MIN	10
+#define FIBD_HASH_MAX	28
+#define FIBD_HASH_MAX_COUNT	(3U << (FIBD_HASH_MAX - 2))	/* 3/4 of the largest hash */
 
 enum { FIBD_E_ROUTE, FIBD_E_MARK };
 
+/* 96 bytes on 64-bit: a full table's changes fit inline (28 to 52 bytes each). */
 struct fibd_entry {
-  node n;				/* on q->queue */
-  struct fibd_entry *hnext;		/* hash chain; routes only */
-  u32 hash;
+  struct fibd_entry *next;		/* toward the tail */
+  u32 hash;				/* key_hash(); routes only */
   u32 metric;
-  u16 len;				/* bytes of the encoded message */
-  u16 ext_cap;
+  u32 len;				/* bytes of the encoded message */
   u8 kind;				/* FIBD_E_* */
   u8 fam, plen;
   byte prefix[16];
-  byte *ext;				/* the message when longer than FIBD_INLINE */
-  byte msg[FIBD_INLINE];
+  union {
+    byte msg[FIBD_INLINE];		/* len <= FIBD_INLINE */
+    byte *ext;				/* longer: len bytes of their own */
+  } u;
 };
 
 static inline const byte *
 entry_msg(const struct fibd_entry *e)
 {
-  return e->ext ? e->ext : e->msg;
+  return e->len > FIBD_INLINE ? e->u.ext : e->u.msg;
 }
 
 /* A 64-bit finalizer (MurmurHash3's fmix64): every input bit reaches the top bits. */
@@ -49,127 +51,204 @@ mix64(u64 x)
 }
 
 /*
- * The bucket is the hash's top bits. BIRD's mem_hash() does not fit: over an
- * IPv4 prefix its top bits come almost only from the last octet, 0 for every
- * /24 and shorter, so a full table fell into a few dozen long chains.
+ * The home slot is the hash's top bits. BIRD's mem_hash() does not fit: over
+ * an IPv4 prefix its top bits come almost only from the last octet, 0 for
+ * every /24 and shorter. Never 0, which marks a free slot.
  */
 static inline u32
 key_hash(u8 fam, u8 plen, const byte *prefix, u32 metric)
 {
   u64 a, b;
+  u32 h;
 
   memcpy(&a, prefix, 8);
   memcpy(&b, prefix + 8, 8);
-  return mix64(a ^ mix64(b ^ ((u64) metric << 16 | (u64) plen << 8 | fam))) >> 32;
+  h = mix64(a ^ mix64(b ^ ((u64) metric << 16 | (u64) plen << 8 | fam))) >> 32;
+  return h ? h : 1;
 }
 
-static struct fibd_entry *
-find(struct fibd_pending *q, u32 h, u8 fam, u8 plen, const byte *prefix, u32 metric)
+static inline uint
+home(const struct fibd_pending *q, u32 h)
 {
-  struct fibd_entry *e = q->hash[h >> (32 - q->hash_order)];
+  return h >> (32 - q->hash_order);
+}
 
-  for (; e; e = e->hnext)
-    if (e->hash == h && e->fam == fam && e->plen == plen && e->metric == metric &&
-	!memcmp(e->prefix, prefix, 16))
-      return e;
+static inline uint
+next_slot(const struct fibd_pending *q, uint i)
+{
+  return (i + 1) & ((1U << q->hash_order) - 1);
+}
+
+/* The entry of this key, or NULL and in *ret_slot the slot where it would go. */
+static struct fibd_entry *
+find(struct fibd_pending *q, u32 h, u8 fam, u8 plen, const byte *prefix, u32 metric,
+     uint *ret_slot)
+{
+  uint i = home(q, h);
+
+  for (; q->slot_hash[i]; i = next_slot(q, i))
+    if (q->slot_hash[i] == h)
+    {
+      struct fibd_entry *e = q->slot[i];
+      if (e->fam == fam && e->plen == plen && e->metric == metric &&
+	  !memcmp(e->prefix, prefix, 16))
+	return e;
+    }
+  *ret_slot = i;
   return NULL;
+}
+
+static void
+hash_alloc(struct fibd_pending *q, uint order)
+{
+  q->hash_order = order;
+  q->slot_hash = mb_allocz(q->pool, sizeof(u32) << order);
+  q->slot = mb_allocz(q->pool, sizeof(struct fibd_entry *) << order);
+}
+
+static void
+hash_free(struct fibd_pending *q)
+{
+  mb_free(q->slot_hash);
+  mb_free(q->slot);
+  q->slot_hash = NULL;
+  q->slot = NULL;
 }
 
 static void
 hash_resize(struct fibd_pending *q, uint order)
 {
-  struct fibd_entry **old = q->hash;
-  uint old_size = old ? 1U << q->hash_order : 0;
+  u32 *old_hash = q->slot_hash;
+  struct fibd_entry **old = q->slot;
+  uint old_size = 1U << q->hash_order;
 
-  q->hash = mb_allocz(q->pool, sizeof(struct fibd_entry *) << order);
-  q->hash_order = order;
+  hash_alloc(q, order);
   for (uint i = 0; i < old_size; i++)
-    for (struct fibd_entry *e = old[i], *next; e; e = next)
+    if (old_hash[i])
     {
-      next = e->hnext;
-      uint b = e->hash >> (32 - order);
-      e->hnext = q->hash[b];
-      q->hash[b] = e;
+      uint j = home(q, old_hash[i]);
+      while (q->slot_hash[j])
+	j = next_slot(q, j);
+      q->slot_hash[j] = old_hash[i];
+      q->slot[j] = old[i];
     }
-  if (old)
-    mb_free(old);
+  mb_free(old_hash);
+  mb_free(old);
 }
 
+/* Take e's slot and move later entries of its run back, so no lookup stops short. */
 static void
 hash_remove(struct fibd_pending *q, struct fibd_entry *e)
 {
-  struct fibd_entry **pp = &q->hash[e->hash >> (32 - q->hash_order)];
+  u32 h = e->hash;
+  uint i = home(q, h), j;
 
-  while (*pp != e)
-    pp = &(*pp)->hnext;
-  *pp = e->hnext;
+  while (q->slot_hash[i] != h || q->slot[i] != e)
+    i = next_slot(q, i);
+  for (j = next_slot(q, i); q->slot_hash[j]; j = next_slot(q, j))
+  {
+    uint k = home(q, q->slot_hash[j]);
+    /* j's entry may fill the hole at i unless its home lies cyclically in (i, j]. */
+    if (j > i ? (k <= i || k > j) : (k <= i && k > j))
+    {
+      q->slot_hash[i] = q->slot_hash[j];
+      q->slot[i] = q->slot[j];
+      i = j;
+    }
+  }
+  q->slot_hash[i] = 0;
+  q->slot[i] = NULL;
   q->hash_count--;
+}
+
+static void
+drop_msg(struct fibd_pending *q, struct fibd_entry *e)
+{
+  if (e->len > FIBD_INLINE)
+  {
+    mb_free(e->u.ext);
+    q->ext_bytes -= e->len;
+  }
+  q->bytes -= e->len;
+  e->len = 0;
 }
 
 static void
 set_msg(struct fibd_pending *q, struct fibd_entry *e, const byte *msg, uint len)
 {
-  q->bytes -= e->len;
-  if (len <= FIBD_INLINE)
+  if (len > FIBD_INLINE && len == e->len)
   {
-    if (e->ext)
-      mb_free(e->ext);
-    e->ext = NULL;
-    e->ext_cap = 0;
-    memcpy(e->msg, msg, len);
+    memcpy(e->u.ext, msg, len);		/* the same length: the same block */
+    return;
+  }
+  drop_msg(q, e);
+  if (len > FIBD_INLINE)
+  {
+    e->u.ext = mb_alloc(q->pool, len);
+    memcpy(e->u.ext, msg, len);
+    q->ext_bytes += len;
   }
   else
-  {
-    if (e->ext_cap < len)
-    {
-      if (e->ext)
-	mb_free(e->ext);
-      e->ext = mb_alloc(q->pool, len);
-      e->ext_cap = len;
-    }
-    memcpy(e->ext, msg, len);
-  }
+    memcpy(e->u.msg, msg, len);
   e->len = len;
   q->bytes += len;
 }
 
 static void
-free_entry(struct fibd_pending *q, struct fibd_entry *e)
+enqueue(struct fibd_pending *q, struct fibd_entry *e)
 {
-  rem_node(&e->n);
+  if (q->tail)
+    q->tail->next = e;
+  else
+    q->head = e;
+  q->tail = e;
+}
+
+/* Free the entry at the head of the queue. */
+static void
+dequeue(struct fibd_pending *q)
+{
+  struct fibd_entry *e = q->head;
+
+  q->head = e->next;
+  if (!q->head)
+    q->tail = NULL;
   if (e->kind == FIBD_E_ROUTE)
   {
     hash_remove(q, e);
     q->routes--;
   }
-  q->bytes -= e->len;
-  if (e->ext)
-    mb_free(e->ext);
+  drop_msg(q, e);
   sl_free(e);
 }
 
+/* Once nothing is pending, give back a hash grown for a large backlog. */
+static void
+hash_shrink(struct fibd_pending *q)
+{
+  if (!q->hash_count && q->hash_order > FIBD_HASH_MIN)
+  {
+    hash_free(q);
+    hash_alloc(q, FIBD_HASH_MIN);
+  }
+}
+
 void
-fibd_pending_init(struct fibd_pending *q, pool *pool)
+fibd_pending_init(struct fibd_pending *q, pool *p)
 {
   memset(q, 0, sizeof(*q));
-  q->pool = pool;
-  q->entry_slab = sl_new(pool, sizeof(struct fibd_entry));
-  init_list(&q->queue);
-  hash_resize(q, FIBD_HASH_MIN);
+  q->pool = p;
+  q->entry_slab = sl_new(p, sizeof(struct fibd_entry));
+  hash_alloc(q, FIBD_HASH_MIN);
 }
 
 /* Forget everything pending (the session is over); the peaks stay. */
 void
 fibd_pending_flush(struct fibd_pending *q)
 {
-  while (!EMPTY_LIST(q->queue))
-    free_entry(q, HEAD(q->queue));
-  if (q->hash_order != FIBD_HASH_MIN)
-  {
-    mb_free(q->hash);
-    q->hash = NULL;
-    hash_resize(q, FIBD_HASH_MIN);
-  }
+  while (q->head)
+    dequeue(q);
+  hash_shrink(q);
 }
 
 /* A marker: queued in order, never coalesced. */
@@ -180,7 +259,7 @@ fibd_pending_mark(struct fibd_pending *q, const byte *msg, uint len)
 
   e->kind = FIBD_E_MARK;
   set_msg(q, e, msg, len);
-  add_tail(&q->queue, &e->n);
+  enqueue(q, e);
 }
 
 /*
@@ -193,7 +272,8 @@ fibd_pending_route(struct fibd_pending *q, uint limit, u8 fam, u8 plen, const by
 		   u32 metric, const byte *msg, uint len)
 {
   u32 h = key_hash(fam, plen, prefix, metric);
-  struct fibd_entry *e = find(q, h, fam, plen, prefix, metric);
+  uint at = 0;
+  struct fibd_entry *e = find(q, h, fam, plen, prefix, metric, &at);
 
   if (e)
   {
@@ -201,7 +281,8 @@ fibd_pending_route(struct fibd_pending *q, uint limit, u8 fam, u8 plen, const by
     set_msg(q, e, msg, len);
     return 0;
   }
-  if (q->routes >= limit)
+  /* The second test only matters past any pending limit the configuration takes. */
+  if (q->routes >= limit || q->hash_count >= FIBD_HASH_MAX_COUNT)
     return -1;
   e = sl_allocz(q->entry_slab);
   e->kind = FIBD_E_ROUTE;
@@ -211,19 +292,21 @@ fibd_pending_route(struct fibd_pending *q, uint limit, u8 fam, u8 plen, const by
   e->metric = metric;
   memcpy(e->prefix, prefix, 16);
   set_msg(q, e, msg, len);
-  add_tail(&q->queue, &e->n);
-  e->hnext = q->hash[h >> (32 - q->hash_order)];
-  q->hash[h >> (32 - q->hash_order)] = e;
+  enqueue(q, e);
+  q->slot_hash[at] = h;
+  q->slot[at] = e;
   q->hash_count++;
   q->routes++;
+  /* At most 3/4 full: a lookup that finds nothing then reads about 8 slots, 32 bytes. */
+  if (q->hash_count > (3U << q->hash_order) / 4 && q->hash_order < FIBD_HASH_MAX)
+    hash_resize(q, q->hash_order + 1);
   if (q->routes > q->peak)
   {
     q->peak = q->routes;
     q->peak_mem = MAX(q->peak_mem, (u64) q->routes * sizeof(struct fibd_entry) +
-		      (sizeof(struct fibd_entry *) << q->hash_order) + q->bytes);
+		      ((sizeof(u32) + sizeof(struct fibd_entry *)) << q->hash_order) +
+		      q->ext_bytes);
   }
-  if (q->hash_count > (2U << q->hash_order) && q->hash_order < 28)
-    hash_resize(q, q->hash_order + 2);
   return 0;
 }
 
@@ -233,14 +316,12 @@ fibd_pending_take(struct fibd_pending *q, byte *buf, uint room)
 {
   uint len = 0;
 
-  while (!EMPTY_LIST(q->queue))
+  while (q->head && len + q->head->len <= room)
   {
-    struct fibd_entry *e = HEAD(q->queue);
-    if (len + e->len > room)
-      break;
-    memcpy(buf + len, entry_msg(e), e->len);
-    len += e->len;
-    free_entry(q, e);
+    memcpy(buf + len, entry_msg(q->head), q->head->len);
+    len += q->head->len;
+    dequeue(q);
   }
+  hash_shrink(q);
   return len;
 }

@@ -8,7 +8,6 @@
 #define _BIRD_FIBD_PENDING_H_
 
 #include "nest/bird.h"
-#include "lib/lists.h"
 #include "lib/resource.h"
 
 struct fibd_entry;
@@ -20,21 +19,27 @@ struct fibd_entry;
  * pending replaces its entry in place, so the set is bounded by the size of the
  * table, not by the update rate. Not thread-safe: one protocol instance, in its
  * own loop, owns it.
+ *
+ * The hash is open addressing with linear probing: a slot is a key's hash in
+ * one array and its entry in another, so a lookup that finds nothing (every
+ * new route of a load) reads only the first array and no entry.
  */
 struct fibd_pending {
   pool *pool;
   slab *entry_slab;
-  list queue;				/* struct fibd_entry */
-  struct fibd_entry **hash;
+  struct fibd_entry *head, *tail;	/* the queue: taken at the head */
+  u32 *slot_hash;			/* 0: a free slot */
+  struct fibd_entry **slot;
   uint hash_order, hash_count;
   uint routes;				/* route entries on the queue */
-  u64 bytes;				/* of their messages */
+  u64 bytes;				/* of the messages, markers' too */
+  u64 ext_bytes;			/* of those kept outside their entries */
   uint peak;				/* the most route entries at once */
-  u64 peak_mem;				/* and the most memory the set took */
+  u64 peak_mem;				/* and the memory they took (markers aside) */
   u64 coalesced;			/* changes that replaced one still pending */
 };
 
-void fibd_pending_init(struct fibd_pending *q, pool *pool);
+void fibd_pending_init(struct fibd_pending *q, pool *p);
 void fibd_pending_flush(struct fibd_pending *q);
 void fibd_pending_mark(struct fibd_pending *q, const byte *msg, uint len);
 int fibd_pending_route(struct fibd_pending *q, uint limit, u8 fam, u8 plen, const byte *prefix,
@@ -42,6 +47,6 @@ int fibd_pending_route(struct fibd_pending *q, uint limit, u8 fam, u8 plen, cons
 uint fibd_pending_take(struct fibd_pending *q, byte *buf, uint room);
 
 static inline int fibd_pending_empty(const struct fibd_pending *q)
-{ return EMPTY_LIST(q->queue); }
+{ return !q->head; }
 
 #endif

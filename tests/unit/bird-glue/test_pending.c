@@ -1,0 +1,397 @@
+/*
+ * bird-glue's pending set (bird-glue/proto/common/pending.c), outside BIRD:
+ * FIFO order with markers, coalescing in place, the pending limit, whole
+ * messages per take, long messages, and a long random run against a model that
+ * grows and drains the hash many times (lookups after removals from its runs).
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "nest/bird.h"
+#include "lib/resource.h"
+#include "proto/fibd/pending.h"
+
+#define HASH_MIN 10 /* FIBD_HASH_MIN: the hash's order when nothing is pending */
+#define NO_LIMIT 0xffffffffu
+
+/* Each test's pool, freed after it as BIRD frees a protocol's pool. */
+static pool *P;
+
+static int
+setup(void **state)
+{
+	(void)state;
+	P = fake_pool_new();
+	return 0;
+}
+
+static int
+teardown(void **state)
+{
+	(void)state;
+	fake_pool_free(P);
+	return 0;
+}
+
+struct key {
+	u8 fam, plen;
+	byte prefix[16];
+	u32 metric;
+};
+
+/* Key k: distinct k give distinct keys; IPv4 and IPv6, lengths and metrics vary. */
+static struct key
+key_of(uint k)
+{
+	struct key key;
+
+	memset(&key, 0, sizeof(key));
+	key.fam = k & 1 ? 6 : 4;
+	key.plen = (u8)(8 + k % 25);
+	key.prefix[0] = (byte)(k >> 24);
+	key.prefix[1] = (byte)(k >> 16);
+	key.prefix[2] = (byte)(k >> 8);
+	key.prefix[3] = (byte)k;
+	key.metric = k % 3;
+	return key;
+}
+
+static int
+put(struct fibd_pending *q, uint limit, uint k, const char *msg)
+{
+	struct key key = key_of(k);
+
+	return fibd_pending_route(q, limit, key.fam, key.plen, key.prefix, key.metric,
+	    (const byte *)msg, (uint)strlen(msg));
+}
+
+static void
+mark(struct fibd_pending *q, const char *msg)
+{
+	fibd_pending_mark(q, (const byte *)msg, (uint)strlen(msg));
+}
+
+/* Everything pending, as one string. */
+static char *
+take_all(struct fibd_pending *q)
+{
+	static char buf[1 << 16];
+	uint len = fibd_pending_take(q, (byte *)buf, sizeof(buf) - 1);
+
+	buf[len] = 0;
+	return buf;
+}
+
+static void
+test_fifo_markers_and_coalescing(void **state)
+{
+	struct fibd_pending q;
+
+	(void)state;
+	fibd_pending_init(&q, P);
+	assert_true(fibd_pending_empty(&q));
+	assert_int_equal(put(&q, NO_LIMIT, 1, "A1 "), 0);
+	assert_int_equal(put(&q, NO_LIMIT, 2, "B1 "), 0);
+	mark(&q, "END ");
+	assert_int_equal(put(&q, NO_LIMIT, 1, "A2 "), 0); /* replaces A1, before END */
+	assert_int_equal(put(&q, NO_LIMIT, 3, "C1 "), 0);
+	assert_int_equal(put(&q, NO_LIMIT, 2, "B2-longer "), 0);
+	assert_int_equal(q.routes, 3);
+	assert_int_equal(q.coalesced, 2);
+	assert_int_equal(q.bytes, strlen("A2 B2-longer END C1 "));
+	assert_string_equal(take_all(&q), "A2 B2-longer END C1 ");
+	assert_true(fibd_pending_empty(&q));
+	assert_int_equal(q.routes, 0);
+	assert_int_equal(q.bytes, 0);
+	/* Taken keys are new again: they go to the tail. */
+	assert_int_equal(put(&q, NO_LIMIT, 3, "C2 "), 0);
+	assert_int_equal(put(&q, NO_LIMIT, 1, "A3 "), 0);
+	assert_string_equal(take_all(&q), "C2 A3 ");
+	assert_int_equal(q.peak, 3);
+	fibd_pending_flush(&q);
+	assert_int_equal(fake_sl_live, 0);
+}
+
+static void
+test_limit_refuses_only_new_keys(void **state)
+{
+	struct fibd_pending q;
+
+	(void)state;
+	fibd_pending_init(&q, P);
+	assert_int_equal(put(&q, 2, 1, "A1 "), 0);
+	assert_int_equal(put(&q, 2, 2, "B1 "), 0);
+	assert_int_equal(put(&q, 2, 3, "C1 "), -1);
+	assert_int_equal(put(&q, 2, 1, "A2 "), 0);
+	mark(&q, "M "); /* markers do not count */
+	assert_int_equal(q.routes, 2);
+	assert_string_equal(take_all(&q), "A2 B1 M ");
+	assert_int_equal(put(&q, 2, 3, "C1 "), 0);
+	fibd_pending_flush(&q);
+	assert_true(fibd_pending_empty(&q));
+	assert_int_equal(fake_sl_live, 0);
+}
+
+static void
+test_take_moves_whole_messages(void **state)
+{
+	struct fibd_pending q;
+	byte buf[16];
+
+	(void)state;
+	fibd_pending_init(&q, P);
+	put(&q, NO_LIMIT, 1, "0123456789");
+	put(&q, NO_LIMIT, 2, "abcdef");
+	assert_int_equal(fibd_pending_take(&q, buf, 9), 0);
+	assert_int_equal(fibd_pending_take(&q, buf, 15), 10);
+	assert_memory_equal(buf, "0123456789", 10);
+	assert_int_equal(q.routes, 1);
+	assert_int_equal(fibd_pending_take(&q, buf, 6), 6);
+	assert_memory_equal(buf, "abcdef", 6);
+	assert_true(fibd_pending_empty(&q));
+	fibd_pending_flush(&q);
+}
+
+/* Messages longer than an entry holds: kept apart, replaced both ways, freed. */
+static void
+test_long_messages(void **state)
+{
+	struct fibd_pending q;
+	char a[300], b[200];
+	long blocks;
+
+	(void)state;
+	memset(a, 'a', sizeof(a) - 1);
+	a[sizeof(a) - 1] = 0;
+	memset(b, 'b', sizeof(b) - 1);
+	b[sizeof(b) - 1] = 0;
+	fibd_pending_init(&q, P);
+	blocks = fake_mb_live;
+	put(&q, NO_LIMIT, 1, a);
+	assert_int_equal(fake_mb_live, blocks + 1);
+	put(&q, NO_LIMIT, 1, "short");
+	assert_int_equal(fake_mb_live, blocks);
+	put(&q, NO_LIMIT, 1, b);
+	put(&q, NO_LIMIT, 2, a);
+	mark(&q, a);
+	assert_int_equal(fake_mb_live, blocks + 3);
+	assert_int_equal(q.bytes, strlen(b) + 2 * strlen(a));
+	{
+		char want[1024];
+		snprintf(want, sizeof(want), "%s%s%s", b, a, a);
+		assert_string_equal(take_all(&q), want);
+	}
+	assert_int_equal(fake_mb_live, blocks);
+	assert_int_equal(q.bytes, 0);
+	put(&q, NO_LIMIT, 3, a);
+	fibd_pending_flush(&q);
+	assert_int_equal(fake_mb_live, blocks);
+	assert_int_equal(fake_sl_live, 0);
+}
+
+/* A flush forgets every key: the same keys are new again, in the hash anew. */
+static void
+test_flush_then_same_keys(void **state)
+{
+	struct fibd_pending q;
+	char msg[32];
+
+	(void)state;
+	fibd_pending_init(&q, P);
+	for (uint k = 0; k < 5000; k++) {
+		snprintf(msg, sizeof(msg), "%u ", k);
+		assert_int_equal(put(&q, NO_LIMIT, k, msg), 0);
+	}
+	mark(&q, "M ");
+	assert_true(q.hash_order > HASH_MIN);
+	fibd_pending_flush(&q);
+	assert_true(fibd_pending_empty(&q));
+	assert_int_equal(q.hash_order, HASH_MIN);
+	assert_int_equal(q.routes, 0);
+	assert_int_equal(q.bytes, 0);
+	assert_int_equal(fake_sl_live, 0);
+	put(&q, NO_LIMIT, 7, "a ");
+	put(&q, NO_LIMIT, 4999, "b ");
+	put(&q, NO_LIMIT, 7, "c ");
+	assert_int_equal(q.routes, 2);
+	assert_string_equal(take_all(&q), "c b ");
+	assert_int_equal(q.peak, 5000);
+	fibd_pending_flush(&q);
+}
+
+/* The hash shrinks once no route is pending, even with markers still queued. */
+static void
+test_shrinks_with_markers_left(void **state)
+{
+	struct fibd_pending q;
+	char msg[32];
+	byte buf[64];
+
+	(void)state;
+	fibd_pending_init(&q, P);
+	for (uint k = 0; k < 3000; k++) {
+		snprintf(msg, sizeof(msg), "%u ", k);
+		put(&q, NO_LIMIT, k, msg);
+	}
+	mark(&q, "M1 ");
+	mark(&q, "M2 ");
+	assert_true(q.hash_order > HASH_MIN);
+	while (q.routes)
+		assert_true(fibd_pending_take(&q, buf, 5) > 0);
+	assert_false(fibd_pending_empty(&q));
+	assert_int_equal(q.hash_order, HASH_MIN);
+	assert_int_equal(fibd_pending_take(&q, buf, 3), 3);
+	assert_memory_equal(buf, "M1 ", 3);
+	fibd_pending_flush(&q);
+}
+
+/*
+ * The model: every message not yet taken, in order, each key at most once
+ * outside markers; pos[k] is the model index of key k's pending message.
+ */
+struct model {
+	uint *key;   /* key + 1, or 0 for a marker */
+	uint *ver;   /* the message's version */
+	uint head, tail;
+	long *pos;   /* per key: index, or -1 */
+};
+
+static uint
+msg_of(char *buf, uint k, uint ver)
+{
+	/* 8 to 140 bytes: most fit an entry, some do not. */
+	uint len = (uint)snprintf(buf, 160, "<%u.%u", k, ver);
+	uint want = 8 + (k * 7 + ver * 13) % 133;
+
+	for (; len < want - 1; len++)
+		buf[len] = (char)('a' + (k + len) % 26);
+	buf[len++] = '>';
+	return len;
+}
+
+static void
+test_random_against_model(void **state)
+{
+	enum { KEYS = 40000, OPS = 600000 };
+	struct fibd_pending q;
+	struct model m;
+	static byte out[1 << 15];
+	char msg[160];
+	uint seed = 12345, max_order = 0, top_order = 0, shrinks = 0, routes = 0;
+	u64 bytes = 0;
+	long blocks;
+
+	(void)state;
+	m.key = calloc(OPS + 1, sizeof(uint));
+	m.ver = calloc(OPS + 1, sizeof(uint));
+	m.pos = malloc(KEYS * sizeof(long));
+	assert_non_null(m.key);
+	assert_non_null(m.ver);
+	assert_non_null(m.pos);
+	for (uint k = 0; k < KEYS; k++)
+		m.pos[k] = -1;
+	m.head = m.tail = 0;
+	fibd_pending_init(&q, P);
+	blocks = fake_mb_live;
+
+	for (uint op = 0; op < OPS; op++) {
+		uint r = (seed = seed * 1103515245u + 12345u) >> 8;
+		/* Phases: a load that grows the set, then a drain, and again. */
+		int loading = (op / 100000) % 2 == 0;
+
+		if (r % 1000 == 0) {
+			mark(&q, "|");
+			m.key[m.tail] = 0;
+			m.ver[m.tail++] = 0;
+			bytes++;
+		} else if (r % 100 < (loading ? 98u : 20u)) {
+			/* A change: a few hot keys, and many others. */
+			uint k = r % 4 == 0 ? (r >> 4) % 64 : (r >> 4) % KEYS;
+			uint ver = op;
+			struct key key = key_of(k);
+			uint len = msg_of(msg, k, ver);
+			assert_int_equal(fibd_pending_route(&q, NO_LIMIT, key.fam, key.plen,
+			    key.prefix, key.metric, (byte *)msg, len), 0);
+			if (m.pos[k] >= 0) {
+				char old[160];
+				bytes -= msg_of(old, k, m.ver[m.pos[k]]);
+				m.ver[m.pos[k]] = ver;
+			} else {
+				m.key[m.tail] = k + 1;
+				m.ver[m.tail] = ver;
+				m.pos[k] = m.tail++;
+				routes++;
+			}
+			bytes += len;
+		} else {
+			uint room = 1 + (r >> 4) % 4000, len = fibd_pending_take(&q, out, room);
+			uint at = 0;
+			while (m.head < m.tail) {
+				char want[160];
+				uint k = m.key[m.head], wlen = k ? msg_of(want, k - 1, m.ver[m.head]) : 1;
+				if (!k)
+					want[0] = '|';
+				if (at + wlen > room)
+					break;
+				assert_true(at + wlen <= len);
+				assert_memory_equal(out + at, want, wlen);
+				at += wlen;
+				if (k) {
+					m.pos[k - 1] = -1;
+					routes--;
+				}
+				bytes -= wlen;
+				m.head++;
+			}
+			assert_int_equal(at, len);
+		}
+		assert_int_equal(q.routes, routes);
+		assert_int_equal(q.hash_count, routes);
+		assert_int_equal(q.bytes, bytes);
+		assert_int_equal(m.head == m.tail, fibd_pending_empty(&q));
+		if (q.hash_order > max_order)
+			max_order = q.hash_order;
+		if (q.hash_order > top_order)
+			top_order = q.hash_order;
+		if (fibd_pending_empty(&q) && max_order > HASH_MIN) {
+			assert_int_equal(q.hash_order, HASH_MIN);
+			shrinks++;
+			max_order = HASH_MIN;
+		}
+	}
+	/* The hash grew four times at least and went back to the least more than once. */
+	assert_true(top_order >= HASH_MIN + 4);
+	assert_true(shrinks >= 2);
+	assert_true(q.coalesced > 10000);
+	fibd_pending_flush(&q);
+	assert_int_equal(fake_mb_live, blocks); /* no long message's block left */
+	assert_int_equal(q.routes, 0);
+	assert_int_equal(q.bytes, 0);
+	assert_int_equal(q.hash_order, HASH_MIN);
+	assert_int_equal(fake_sl_live, 0);
+	free(m.key);
+	free(m.ver);
+	free(m.pos);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_fifo_markers_and_coalescing, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_limit_refuses_only_new_keys, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_take_moves_whole_messages, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_long_messages, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_flush_then_same_keys, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_shrinks_with_markers_left, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_random_against_model, setup, teardown),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
