@@ -4,20 +4,30 @@
  *	Can be freely distributed and used under the terms of the GNU GPL.
  */
 
+#include <stddef.h>
 #include <string.h>
 
 #include "nest/bird.h"
 
 #include "proto/fibd/pending.h"
 
-#define FIBD_INLINE	56		/* message bytes kept in the entry itself */
 #define FIBD_HASH_MIN	10
 #define FIBD_HASH_MAX	28
 #define FIBD_HASH_MAX_COUNT	(3U << (FIBD_HASH_MAX - 2))	/* 3/4 of the largest hash */
 
 enum { FIBD_E_ROUTE, FIBD_E_MARK };
 
-/* 96 bytes on 64-bit: a full table's changes fit inline (28 to 52 bytes each). */
+/*
+ * An entry is FIBD_SMALL bytes for an IPv4 route, FIBD_LARGE for an IPv6 route
+ * or a marker: the header, the prefix (4 or 16 bytes; none for a marker), then
+ * the message if it fits in the rest, else a pointer to a block of its own.
+ * On 64-bit that leaves 45 bytes for an IPv4 route's message and 65 for an IPv6
+ * one: a route with one next hop encodes to 26 or 50 bytes plus its interface
+ * name (at most 15), a withdraw to 14 or 26.
+ */
+#define FIBD_SMALL	72
+#define FIBD_LARGE	104
+
 struct fibd_entry {
   struct fibd_entry *next;		/* toward the tail */
   u32 hash;				/* key_hash(); routes only */
@@ -25,17 +35,48 @@ struct fibd_entry {
   u32 len;				/* bytes of the encoded message */
   u8 kind;				/* FIBD_E_* */
   u8 fam, plen;
-  byte prefix[16];
-  union {
-    byte msg[FIBD_INLINE];		/* len <= FIBD_INLINE */
-    byte *ext;				/* longer: len bytes of their own */
-  } u;
+  byte data[];				/* the prefix, then the message or a pointer to it */
 };
 
-static inline const byte *
-entry_msg(const struct fibd_entry *e)
+static inline uint
+prefix_len(u8 kind, u8 fam)
 {
-  return e->len > FIBD_INLINE ? e->u.ext : e->u.msg;
+  return kind != FIBD_E_ROUTE ? 0 : fam == 4 ? 4 : 16;
+}
+
+static inline uint
+entry_size(u8 kind, u8 fam)
+{
+  return kind == FIBD_E_ROUTE && fam == 4 ? FIBD_SMALL : FIBD_LARGE;
+}
+
+/* Message bytes the entry holds itself. */
+static inline uint
+inline_room(const struct fibd_entry *e)
+{
+  return entry_size(e->kind, e->fam) - offsetof(struct fibd_entry, data) -
+    prefix_len(e->kind, e->fam);
+}
+
+static inline byte *
+msg_area(struct fibd_entry *e)
+{
+  return e->data + prefix_len(e->kind, e->fam);
+}
+
+static inline byte *
+ext_block(struct fibd_entry *e)
+{
+  byte *b;
+
+  memcpy(&b, msg_area(e), sizeof(b));		/* not aligned */
+  return b;
+}
+
+static inline const byte *
+entry_msg(struct fibd_entry *e)
+{
+  return e->len > inline_room(e) ? ext_block(e) : msg_area(e);
 }
 
 /* A 64-bit finalizer (MurmurHash3's fmix64): every input bit reaches the top bits. */
@@ -91,7 +132,7 @@ find(struct fibd_pending *q, u32 h, u8 fam, u8 plen, const byte *prefix, u32 met
     {
       struct fibd_entry *e = q->slot[i];
       if (e->fam == fam && e->plen == plen && e->metric == metric &&
-	  !memcmp(e->prefix, prefix, 16))
+	  !memcmp(e->data, prefix, prefix_len(FIBD_E_ROUTE, fam)))
 	return e;
     }
   *ret_slot = i;
@@ -164,9 +205,9 @@ hash_remove(struct fibd_pending *q, struct fibd_entry *e)
 static void
 drop_msg(struct fibd_pending *q, struct fibd_entry *e)
 {
-  if (e->len > FIBD_INLINE)
+  if (e->len > inline_room(e))
   {
-    mb_free(e->u.ext);
+    mb_free(ext_block(e));
     q->ext_bytes -= e->len;
   }
   q->bytes -= e->len;
@@ -176,20 +217,23 @@ drop_msg(struct fibd_pending *q, struct fibd_entry *e)
 static void
 set_msg(struct fibd_pending *q, struct fibd_entry *e, const byte *msg, uint len)
 {
-  if (len > FIBD_INLINE && len == e->len)
+  uint room = inline_room(e);
+
+  if (len > room && len == e->len)
   {
-    memcpy(e->u.ext, msg, len);		/* the same length: the same block */
+    memcpy(ext_block(e), msg, len);	/* the same length: the same block */
     return;
   }
   drop_msg(q, e);
-  if (len > FIBD_INLINE)
+  if (len > room)
   {
-    e->u.ext = mb_alloc(q->pool, len);
-    memcpy(e->u.ext, msg, len);
+    byte *b = mb_alloc(q->pool, len);
+    memcpy(b, msg, len);
+    memcpy(msg_area(e), &b, sizeof(b));
     q->ext_bytes += len;
   }
   else
-    memcpy(e->u.msg, msg, len);
+    memcpy(msg_area(e), msg, len);
   e->len = len;
   q->bytes += len;
 }
@@ -217,6 +261,7 @@ dequeue(struct fibd_pending *q)
   {
     hash_remove(q, e);
     q->routes--;
+    q->entry_bytes -= entry_size(e->kind, e->fam);
   }
   drop_msg(q, e);
   sl_free(e);
@@ -238,7 +283,8 @@ fibd_pending_init(struct fibd_pending *q, pool *p)
 {
   memset(q, 0, sizeof(*q));
   q->pool = p;
-  q->entry_slab = sl_new(p, sizeof(struct fibd_entry));
+  q->small_slab = sl_new(p, FIBD_SMALL);
+  q->large_slab = sl_new(p, FIBD_LARGE);
   hash_alloc(q, FIBD_HASH_MIN);
 }
 
@@ -255,7 +301,7 @@ fibd_pending_flush(struct fibd_pending *q)
 void
 fibd_pending_mark(struct fibd_pending *q, const byte *msg, uint len)
 {
-  struct fibd_entry *e = sl_allocz(q->entry_slab);
+  struct fibd_entry *e = sl_allocz(q->large_slab);
 
   e->kind = FIBD_E_MARK;
   set_msg(q, e, msg, len);
@@ -263,17 +309,24 @@ fibd_pending_mark(struct fibd_pending *q, const byte *msg, uint len)
 }
 
 /*
- * The encoded change msg for its key (fam is 4 or 6; prefix is 16 bytes): a
- * new entry at the tail, or the pending entry of the same key updated in
- * place. Returns 0, or -1 if a new entry would pass limit (nothing changed).
+ * The encoded change msg for its key (fam is 4 or 6; prefix is 16 bytes, an
+ * IPv4 one in the first 4): a new entry at the tail, or the pending entry of
+ * the same key updated in place. Returns 0, or -1 if a new entry would pass
+ * limit (nothing changed).
  */
 int
-fibd_pending_route(struct fibd_pending *q, uint limit, u8 fam, u8 plen, const byte *prefix,
+fibd_pending_route(struct fibd_pending *q, uint limit, u8 fam, u8 plen, const byte *key_prefix,
 		   u32 metric, const byte *msg, uint len)
 {
-  u32 h = key_hash(fam, plen, prefix, metric);
+  byte prefix[16] = { 0 };
+  uint plen_bytes = prefix_len(FIBD_E_ROUTE, fam);
+  u32 h;
   uint at = 0;
-  struct fibd_entry *e = find(q, h, fam, plen, prefix, metric, &at);
+  struct fibd_entry *e;
+
+  memcpy(prefix, key_prefix, plen_bytes);	/* what an entry keeps */
+  h = key_hash(fam, plen, prefix, metric);
+  e = find(q, h, fam, plen, prefix, metric, &at);
 
   if (e)
   {
@@ -284,13 +337,14 @@ fibd_pending_route(struct fibd_pending *q, uint limit, u8 fam, u8 plen, const by
   /* The second test only matters past any pending limit the configuration takes. */
   if (q->routes >= limit || q->hash_count >= FIBD_HASH_MAX_COUNT)
     return -1;
-  e = sl_allocz(q->entry_slab);
+  e = sl_allocz(fam == 4 ? q->small_slab : q->large_slab);
   e->kind = FIBD_E_ROUTE;
   e->hash = h;
   e->fam = fam;
   e->plen = plen;
   e->metric = metric;
-  memcpy(e->prefix, prefix, 16);
+  memcpy(e->data, prefix, plen_bytes);
+  q->entry_bytes += entry_size(FIBD_E_ROUTE, fam);
   set_msg(q, e, msg, len);
   enqueue(q, e);
   q->slot_hash[at] = h;
@@ -303,7 +357,7 @@ fibd_pending_route(struct fibd_pending *q, uint limit, u8 fam, u8 plen, const by
   if (q->routes > q->peak)
   {
     q->peak = q->routes;
-    q->peak_mem = MAX(q->peak_mem, (u64) q->routes * sizeof(struct fibd_entry) +
+    q->peak_mem = MAX(q->peak_mem, q->entry_bytes +
 		      ((sizeof(u32) + sizeof(struct fibd_entry *)) << q->hash_order) +
 		      q->ext_bytes);
   }

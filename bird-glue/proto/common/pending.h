@@ -26,7 +26,7 @@ struct fibd_entry;
  */
 struct fibd_pending {
   pool *pool;
-  slab *entry_slab;
+  slab *small_slab, *large_slab;	/* IPv4 routes; IPv6 routes and markers */
   struct fibd_entry *head, *tail;	/* the queue: taken at the head */
   u32 *slot_hash;			/* 0: a free slot */
   struct fibd_entry **slot;
@@ -34,6 +34,7 @@ struct fibd_pending {
   uint routes;				/* route entries on the queue */
   u64 bytes;				/* of the messages, markers' too */
   u64 ext_bytes;			/* of those kept outside their entries */
+  u64 entry_bytes;			/* of the route entries */
   uint peak;				/* the most route entries at once */
   u64 peak_mem;				/* and the memory they took (markers aside) */
   u64 coalesced;			/* changes that replaced one still pending */

@@ -1,7 +1,8 @@
 /*
  * bird-glue's pending set (bird-glue/proto/common/pending.c), outside BIRD:
  * FIFO order with markers, coalescing in place, the pending limit, whole
- * messages per take, long messages, and a long random run against a model that
+ * messages per take, long messages and what an entry holds itself, IPv4 keys,
+ * the peak memory, and a long random run against a model that
  * grows and drains the hash many times (lookups after removals from its runs).
  */
 #include <setjmp.h>
@@ -194,6 +195,80 @@ test_long_messages(void **state)
 	fibd_pending_flush(&q);
 	assert_int_equal(fake_mb_live, blocks);
 	assert_int_equal(fake_sl_live, 0);
+}
+
+/*
+ * What an entry holds itself: at least a route with one next hop and a 15-byte
+ * interface name, 41 bytes for IPv4 and 65 for IPv6 (the glue's encoding); a
+ * longer message takes a block of its own.
+ */
+static void
+test_inline_room(void **state)
+{
+	struct fibd_pending q;
+	char msg[128];
+
+	(void)state;
+	fibd_pending_init(&q, P);
+	for (uint fam = 4; fam <= 6; fam += 2) {
+		uint room = 0;
+		for (uint len = 1; len < sizeof(msg); len++) {
+			long blocks = fake_mb_live;
+			byte prefix[16] = { 10, 1, 2 };
+			memset(msg, 'x', len);
+			assert_int_equal(fibd_pending_route(&q, NO_LIMIT, (u8)fam, 24, prefix, 0,
+			    (byte *)msg, len), 0);
+			if (fake_mb_live == blocks)
+				room = len;
+			else
+				assert_int_equal(fake_mb_live, blocks + 1);
+			assert_int_equal(fibd_pending_take(&q, (byte *)msg, sizeof(msg)), len);
+		}
+		assert_true(room >= (fam == 4 ? 41u : 65u));
+		assert_true(room < 100);
+	}
+	fibd_pending_flush(&q);
+}
+
+/* An IPv4 key is its first 4 bytes: what follows them does not count. */
+static void
+test_ipv4_key_is_four_bytes(void **state)
+{
+	struct fibd_pending q;
+	byte a[16] = { 192, 0, 2, 0 }, b[16] = { 192, 0, 2, 0, 0xff, 0xff };
+
+	(void)state;
+	fibd_pending_init(&q, P);
+	fibd_pending_route(&q, NO_LIMIT, 4, 24, a, 0, (const byte *)"a ", 2);
+	fibd_pending_route(&q, NO_LIMIT, 4, 24, b, 0, (const byte *)"b ", 2);
+	fibd_pending_route(&q, NO_LIMIT, 6, 24, a, 0, (const byte *)"c ", 2);
+	fibd_pending_route(&q, NO_LIMIT, 6, 24, b, 0, (const byte *)"d ", 2);
+	assert_int_equal(q.routes, 3);
+	assert_string_equal(take_all(&q), "b c d ");
+	fibd_pending_flush(&q);
+}
+
+/* The peak memory counts the entries pending at the peak, not every one since. */
+static void
+test_peak_memory(void **state)
+{
+	struct fibd_pending q;
+	u64 first;
+
+	(void)state;
+	fibd_pending_init(&q, P);
+	for (uint k = 0; k < 2000; k++)
+		put(&q, NO_LIMIT, k * 2, "v4 ");
+	first = q.peak_mem;
+	assert_true(first >= 2000 * 64);
+	assert_true(first <= 2000 * 128);
+	take_all(&q);
+	for (uint k = 0; k < 2001; k++)
+		put(&q, NO_LIMIT, k * 2, "v4 ");
+	assert_int_equal(q.peak, 2001);
+	assert_true(q.peak_mem > first);
+	assert_true(q.peak_mem < first + 256);
+	fibd_pending_flush(&q);
 }
 
 /* A flush forgets every key: the same keys are new again, in the hash anew. */
@@ -389,6 +464,9 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_limit_refuses_only_new_keys, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_take_moves_whole_messages, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_long_messages, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_inline_room, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_ipv4_key_is_four_bytes, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_peak_memory, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_flush_then_same_keys, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_shrinks_with_markers_left, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_random_against_model, setup, teardown),
