@@ -21,12 +21,14 @@ enum { FIBD_E_ROUTE, FIBD_E_MARK };
  * An entry is FIBD_SMALL bytes for an IPv4 route, FIBD_LARGE for an IPv6 route
  * or a marker: the header, the prefix (4 or 16 bytes; none for a marker), then
  * the message if it fits in the rest, else a pointer to a block of its own.
- * On 64-bit that leaves 45 bytes for an IPv4 route's message and 65 for an IPv6
+ * Both are multiples of 16, as BIRD 2.19 and 3 round slab objects up to that.
+ * On 64-bit that leaves 53 bytes for an IPv4 route's message and 73 for an IPv6
  * one: a route with one next hop encodes to 26 or 50 bytes plus its interface
- * name (at most 15), a withdraw to 14 or 26.
+ * name (at most 15), 8 more at most for a host route, an onlink next hop and a
+ * metric in the key; a withdraw to 14 or 26.
  */
-#define FIBD_SMALL	72
-#define FIBD_LARGE	104
+#define FIBD_SMALL	80
+#define FIBD_LARGE	112
 
 struct fibd_entry {
   struct fibd_entry *next;		/* toward the tail */
@@ -50,6 +52,12 @@ entry_size(u8 kind, u8 fam)
   return kind == FIBD_E_ROUTE && fam == 4 ? FIBD_SMALL : FIBD_LARGE;
 }
 
+static inline slab *
+entry_slab(struct fibd_pending *q, u8 kind, u8 fam)
+{
+  return entry_size(kind, fam) == FIBD_SMALL ? q->small_slab : q->large_slab;
+}
+
 /* Message bytes the entry holds itself. */
 static inline uint
 inline_room(const struct fibd_entry *e)
@@ -65,11 +73,11 @@ msg_area(struct fibd_entry *e)
 }
 
 static inline byte *
-ext_block(struct fibd_entry *e)
+ext_block(const struct fibd_entry *e)
 {
   byte *b;
 
-  memcpy(&b, msg_area(e), sizeof(b));		/* not aligned */
+  memcpy(&b, e->data + prefix_len(e->kind, e->fam), sizeof(b));	/* not aligned */
   return b;
 }
 
@@ -301,7 +309,7 @@ fibd_pending_flush(struct fibd_pending *q)
 void
 fibd_pending_mark(struct fibd_pending *q, const byte *msg, uint len)
 {
-  struct fibd_entry *e = sl_allocz(q->large_slab);
+  struct fibd_entry *e = sl_allocz(entry_slab(q, FIBD_E_MARK, 0));
 
   e->kind = FIBD_E_MARK;
   set_msg(q, e, msg, len);
@@ -337,7 +345,7 @@ fibd_pending_route(struct fibd_pending *q, uint limit, u8 fam, u8 plen, const by
   /* The second test only matters past any pending limit the configuration takes. */
   if (q->routes >= limit || q->hash_count >= FIBD_HASH_MAX_COUNT)
     return -1;
-  e = sl_allocz(fam == 4 ? q->small_slab : q->large_slab);
+  e = sl_allocz(entry_slab(q, FIBD_E_ROUTE, fam));
   e->kind = FIBD_E_ROUTE;
   e->hash = h;
   e->fam = fam;
