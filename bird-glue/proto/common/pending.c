@@ -24,11 +24,15 @@ enum { FIBD_E_ROUTE, FIBD_E_MARK };
  * Both are multiples of 16, as BIRD 2.19 and 3 round slab objects up to that.
  * On 64-bit that leaves 53 bytes for an IPv4 route's message and 73 for an IPv6
  * one: a route with one next hop encodes to 26 or 50 bytes plus its interface
- * name (at most 15), 8 more at most for a host route, an onlink next hop and a
- * metric in the key; a withdraw to 14 or 26.
+ * name (at most 15), and up to 8 (IPv4) or 9 (IPv6) more for a host route, an
+ * onlink next hop and a metric in the key, so only an IPv6 one with all of that
+ * and a metric over 65535 takes a block; a withdraw to 14 or 26.
  */
 #define FIBD_SMALL	80
 #define FIBD_LARGE	112
+
+_Static_assert(FIBD_SMALL % 16 == 0 && FIBD_LARGE % 16 == 0,
+	       "entry sizes are what BIRD's slabs allocate");
 
 struct fibd_entry {
   struct fibd_entry *next;		/* toward the tail */

@@ -238,9 +238,10 @@ long_route(byte *out, uint cap, u8 fam, u32 metric)
 }
 
 /*
- * What an entry holds itself: such a route, for IPv4 with any metric, for IPv6
- * with one up to 65535. Longer messages take a block of their own, every length
- * past the first that does; each comes back as it went in.
+ * What an entry holds itself: such a route, for IPv4 with any metric (49
+ * bytes), for IPv6 with one up to 65535 (72 bytes; 74 past that take a block).
+ * Longer messages take a block of their own, every length past the first that
+ * does; each comes back as it went in.
  */
 static void
 test_inline_room(void **state)
@@ -256,10 +257,20 @@ test_inline_room(void **state)
 		uint len = long_route(msg, sizeof(msg), fam, fam == PS_FAM_V4 ? 0xffffffffu : 65535);
 		int outside = 0;
 
+		assert_int_equal(len, fam == PS_FAM_V4 ? 49 : 72);
 		assert_int_equal(fibd_pending_route(&q, NO_LIMIT, fam, 24, prefix, 0, msg, len), 0);
 		assert_int_equal(fake_mb_live, blocks);
 		assert_int_equal(fibd_pending_take(&q, back, sizeof(back)), len);
 		assert_memory_equal(back, msg, len);
+		if (fam == PS_FAM_V6) {
+			/* The room is no larger than the IPv6 entry needs. */
+			len = long_route(msg, sizeof(msg), fam, 65536);
+			assert_int_equal(len, 74);
+			fibd_pending_route(&q, NO_LIMIT, fam, 24, prefix, 0, msg, len);
+			assert_int_equal(fake_mb_live, blocks + 1);
+			assert_int_equal(fibd_pending_take(&q, back, sizeof(back)), len);
+			assert_memory_equal(back, msg, len);
+		}
 		for (len = 1; len < sizeof(msg); len++) {
 			for (uint i = 0; i < len; i++)
 				msg[i] = (byte)(len + i);
@@ -315,6 +326,8 @@ test_peak_memory(void **state)
 	assert_true(q.peak_mem > first);
 	assert_true(q.peak_mem < first + 256);
 	fibd_pending_flush(&q);
+	/* 80 bytes an IPv4 entry, and a hash and a pointer a slot of 4096 (3/4 full at most). */
+	assert_int_equal(first, 2000 * 80 + (sizeof(u32) + sizeof(void *)) * 4096);
 	/* An IPv6 entry is larger (its prefix alone takes 12 bytes more). */
 	fibd_pending_init(&q6, P);
 	for (uint k = 0; k < 2000; k++)
