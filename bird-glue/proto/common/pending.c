@@ -77,11 +77,11 @@ msg_area(struct fibd_entry *e)
 }
 
 static inline byte *
-ext_block(const struct fibd_entry *e)
+ext_block(struct fibd_entry *e)
 {
   byte *b;
 
-  memcpy(&b, e->data + prefix_len(e->kind, e->fam), sizeof(b));	/* not aligned */
+  memcpy(&b, msg_area(e), sizeof(b));	/* not aligned */
   return b;
 }
 
@@ -160,15 +160,6 @@ hash_alloc(struct fibd_pending *q, uint order)
 }
 
 static void
-hash_free(struct fibd_pending *q)
-{
-  mb_free(q->slot_hash);
-  mb_free(q->slot);
-  q->slot_hash = NULL;
-  q->slot = NULL;
-}
-
-static void
 hash_resize(struct fibd_pending *q, uint order)
 {
   u32 *old_hash = q->slot_hash;
@@ -211,7 +202,6 @@ hash_remove(struct fibd_pending *q, struct fibd_entry *e)
   }
   q->slot_hash[i] = 0;
   q->slot[i] = NULL;
-  q->hash_count--;
 }
 
 static void
@@ -283,9 +273,10 @@ dequeue(struct fibd_pending *q)
 static void
 hash_shrink(struct fibd_pending *q)
 {
-  if (!q->hash_count && q->hash_order > FIBD_HASH_MIN)
+  if (!q->routes && q->hash_order > FIBD_HASH_MIN)
   {
-    hash_free(q);
+    mb_free(q->slot_hash);
+    mb_free(q->slot);
     hash_alloc(q, FIBD_HASH_MIN);
   }
 }
@@ -347,7 +338,7 @@ fibd_pending_route(struct fibd_pending *q, uint limit, u8 fam, u8 plen, const by
     return 0;
   }
   /* The second test only matters past any pending limit the configuration takes. */
-  if (q->routes >= limit || q->hash_count >= FIBD_HASH_MAX_COUNT)
+  if (q->routes >= limit || q->routes >= FIBD_HASH_MAX_COUNT)
     return -1;
   e = sl_allocz(entry_slab(q, FIBD_E_ROUTE, fam));
   e->kind = FIBD_E_ROUTE;
@@ -361,10 +352,9 @@ fibd_pending_route(struct fibd_pending *q, uint limit, u8 fam, u8 plen, const by
   enqueue(q, e);
   q->slot_hash[at] = h;
   q->slot[at] = e;
-  q->hash_count++;
   q->routes++;
   /* At most 3/4 full: a lookup that finds nothing then reads about 8 slots, 32 bytes. */
-  if (q->hash_count > (3U << q->hash_order) / 4 && q->hash_order < FIBD_HASH_MAX)
+  if (q->routes > (3U << q->hash_order) / 4 && q->hash_order < FIBD_HASH_MAX)
     hash_resize(q, q->hash_order + 1);
   if (q->routes > q->peak)
   {

@@ -30,8 +30,8 @@ struct fibd_pending {
   struct fibd_entry *head, *tail;	/* the queue: taken at the head */
   u32 *slot_hash;			/* 0: a free slot */
   struct fibd_entry **slot;
-  uint hash_order, hash_count;
-  uint routes;				/* route entries on the queue */
+  uint hash_order;
+  uint routes;				/* route entries on the queue, each in the hash */
   u64 bytes;				/* of the messages, markers' too */
   u64 ext_bytes;			/* of those kept outside their entries */
   u64 entry_bytes;			/* of the route entries */
