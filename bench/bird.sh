@@ -257,9 +257,17 @@ for phase in ("load", "steady"):
         # start-up alone varies by half a second from run to run)
         rows += [(f"birdc show status, load answered: {key}", ("load_answered", key))
                  for key in ("probes", "p99_ms", "max_ms")]
+    # how long BIRD's main loop waited for a CPU during the slowest answered
+    # probe and ran on one (good to a tick), and the longest it waited in any
+    # one: the machine's share of a slow answer (bench/bird_probe.py)
+    ph = "load_answered" if phase == "load" else phase
+    rows += [(f"birdc show status, {phase}: wait_slowest_ms", (ph, "slowest_cpu_wait_ms")),
+             (f"birdc show status, {phase}: run_slowest_ms", (ph, "slowest_cpu_run_ms")),
+             (f"birdc show status, {phase}: wait_max_ms", (ph, "max_cpu_wait_ms"))]
 rows += [("fibctl status in the load: p99_ms", ("status", "p99_ms")),
          ("fibctl status in the load: max_ms", ("status", "max_ms")),
          ("BIRD CPU until converged (s)", ("bird_load_cpu_s",)),
+         ("BIRD loop's wait for CPU until converged (s)", ("bird_load_cpu_wait_s",)),
          ("BIRD CPU in steady state (%)", ("bird_steady_cpu_pct",)),
          ("fibd/bgpd+zebra CPU until converged (s)", ("recv_load_cpu_s",)),
          ("fibd/bgpd+zebra CPU in steady state (%)", ("recv_steady_cpu_pct",)),

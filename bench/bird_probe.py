@@ -44,8 +44,15 @@ counts in `show protocols all PROTO`, asked on the same connection right after
 each probe), not the kernel's (in BIRD 3 that command waits for PROTO's loop,
 so the probes after it may too). BIRD 2 has one thread, so its process CPU is its
 main loop's. The receivers are the processes that take BIRD's routes into the
-kernel (fibd; FRR's bgpd and zebra): their CPU and memory are summed. Prints
-one JSON object.
+kernel (fibd; FRR's bgpd and zebra): their CPU and memory are summed. For
+each phase, how long BIRD's main thread (its main loop, which answers the CLI)
+waited on a run queue for a CPU during the slowest probe and ran on one, and
+the longest it waited during any one probe (/proc/PID/task/PID/schedstat: the
+kernel accounts the run time at switches and ticks, so that one is good to a
+tick, 4 ms at HZ 250): how much of a slow answer was the machine's. With
+BIRD_PROBE_TRACE set, each probe over 3 ms goes to stderr with its start on
+CLOCK_MONOTONIC, as `perf record -k mono` stamps samples. Prints one JSON
+object.
 """
 import json
 import os
@@ -64,6 +71,21 @@ HZ = os.sysconf("SC_CLK_TCK")
 def cpu_s(pid):
     f = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
     return (int(f[11]) + int(f[12])) / HZ
+
+
+def schedstat(pid):
+    """PID's main thread (BIRD's main loop, which answers the CLI): how long it
+    has run on a CPU and how long it has waited on a run queue for one, in
+    seconds (/proc/PID/task/PID/schedstat)."""
+    try:
+        f = open(f"/proc/{pid}/task/{pid}/schedstat").read().split()
+        return int(f[0]) / 1e9, int(f[1]) / 1e9
+    except (OSError, IndexError, ValueError):
+        return 0.0, 0.0
+
+
+def run_delay_s(pid):
+    return schedstat(pid)[1]
 
 
 def mem_kib(pid, key):
@@ -87,6 +109,10 @@ class Cli:
         else:
             sys.exit(f"bird_probe: cannot connect to {path}")
         self.buf = b""
+        # With pid (BIRD's), each probe's latency and how long BIRD's main
+        # thread waited for a CPU meanwhile: a slow answer from a BIRD that
+        # waited for a core is the machine's, not BIRD's own work.
+        self.pid, self.log = None, []
         if self.wait_reply(600) is None:  # the greeting
             sys.exit("bird_probe: BIRD sent no greeting in 600 s")
 
@@ -111,9 +137,17 @@ class Cli:
                 self.buf += data
 
     def probe(self):
+        c0, w0 = schedstat(self.pid) if self.pid else (0.0, 0.0)
         t0 = time.monotonic()
         self.command("show status")
-        return time.monotonic() - t0
+        lat = time.monotonic() - t0
+        if self.pid:
+            c1, w1 = schedstat(self.pid)
+            self.log.append((lat, w1 - w0, c1 - c0))
+            if os.environ.get("BIRD_PROBE_TRACE") and lat > 0.003:
+                print(f"probe at {t0:.4f}: {lat * 1000:.2f} ms, BIRD waited {(w1 - w0) * 1000:.2f} ms, "
+                      f"ran {(c1 - c0) * 1000:.2f} ms", file=sys.stderr)
+        return lat
 
     def command(self, text):
         self.s.sendall(text.encode() + b"\n")
@@ -159,6 +193,17 @@ def summary(lat):
             "timeouts_1s": sum(1 for x in ms if x > 1000)}
 
 
+def cpu_waits(log):
+    """Of probes' (latency, CPU wait, CPU run) figures: how long BIRD waited
+    for a CPU during the slowest probe, and ran on one, and how long it waited
+    during any one probe at most, in ms."""
+    if not log:
+        return {}
+    slowest = max(log)
+    return {"slowest_cpu_wait_ms": round(slowest[1] * 1000, 2), "slowest_cpu_run_ms": round(slowest[2] * 1000, 2),
+            "max_cpu_wait_ms": round(max(x[1] for x in log) * 1000, 2)}
+
+
 def pause(tick):
     """Until the next probe, 100 ms after the one started at tick."""
     time.sleep(max(0.0, 0.1 - (time.monotonic() - tick)))
@@ -179,6 +224,7 @@ def churn_phase(cli, spec, table, base4, n4, n6, sample, held_by):
     """--churn: withdraw and announce again another BIRD's protocols, probing on."""
     src_ctl, protos, c4, c6, rounds = spec[0], spec[1].split("+"), int(spec[2]), int(spec[3]), int(spec[4])
     src = Cli(src_ctl)
+    at = len(cli.log)
     v6_full = v6_count()
     gate = V4Lookup(table, sample)
     lat, steps = [], []
@@ -206,7 +252,7 @@ def churn_phase(cli, spec, table, base4, n4, n6, sample, held_by):
                     sys.exit(f"bird_probe: {'BIRD' if held_by else 'the kernel'} did not follow '{cmd}' in 300 s")
                 pause(tick)
             steps.append(round(time.monotonic() - t0, 2))
-    return {"churn": summary(lat), "churn_steps_s": steps}
+    return {"churn": {**summary(lat), **cpu_waits(cli.log[at:])}, "churn_steps_s": steps}
 
 
 def main():
@@ -248,6 +294,7 @@ def main():
     # it ran after the greeting.
     gate = V4Lookup(table, sample)
     cli = Cli(ctl)
+    cli.pid = bird
     gate.arm(True)  # (its exact counts are due from here on, as before)
     load = []
     # The probes BIRD would have got from count_from on, had it answered.
@@ -281,17 +328,19 @@ def main():
            "first_answer_s": round(first, 2),
            "load": summary(load),
            # the probes that got an answer, without those BIRD's start-up made wait
-           "load_answered": summary(load[waited:])}
+           "load_answered": {**summary(load[waited:]), **cpu_waits(cli.log)}}
     if converged is not None and churn:
         out.update(churn_phase(cli, churn, table, base4, n4, n6, churn_sample, held_by))
     if converged is not None:
         steady_start = time.monotonic()
         cpu0 = cpu_s(bird)
         rcpu0 = sum(cpu_s(p) for p in recv)
+        wait0, at = run_delay_s(bird), len(cli.log)
         steady = probe_for(cli, steady_s)
         span = time.monotonic() - steady_start
-        out["steady"] = summary(steady)
+        out["steady"] = {**summary(steady), **cpu_waits(cli.log[at:])}
         out["bird_load_cpu_s"] = round(cpu0, 2)
+        out["bird_load_cpu_wait_s"] = round(wait0, 2)
         out["bird_steady_cpu_pct"] = round(100 * (cpu_s(bird) - cpu0) / span, 2)
         if recv:
             out["recv_load_cpu_s"] = round(rcpu0, 2)
