@@ -23,14 +23,26 @@ struct fibd_entry;
  * The hash is open addressing with linear probing: a slot is a key's hash in
  * one array and its entry in another, so a lookup that finds nothing (every
  * new route of a load) reads only the first array and no entry.
+ *
+ * It grows a step at a time, so that no change waits for all of it (pending.c,
+ * "Growing"): first the next, twice as large, hash is cleared, a part with
+ * each operation, while cur takes the keys; then the next is cur, and each
+ * operation moves a few slots of the old one into it until none is left.
  */
+struct fibd_hash {
+  u32 *hash;				/* a key's hash in each slot; 0: a free slot */
+  struct fibd_entry **entry;		/* its entry; read only where hash is not 0 */
+  uint order;				/* 1 << order slots; 0: no hash */
+};
+
 struct fibd_pending {
   pool *pool;
   slab *small_slab, *large_slab;	/* IPv4 routes; IPv6 routes and markers */
   struct fibd_entry *head, *tail;	/* the queue: taken at the head */
-  u32 *slot_hash;			/* 0: a free slot */
-  struct fibd_entry **slot;
-  uint hash_order;
+  struct fibd_hash cur;			/* where new keys go */
+  struct fibd_hash next;		/* growing: being cleared, to be cur */
+  struct fibd_hash old;			/* grown: what cur was, being emptied into it */
+  uint grow_pos;			/* slots of next cleared, or of old moved */
   uint routes;				/* route entries on the queue, each in the hash */
   u64 bytes;				/* of the messages, markers' too */
   u64 ext_bytes;			/* of those kept outside their entries */
@@ -43,6 +55,8 @@ struct fibd_pending {
 void fibd_pending_init(struct fibd_pending *q, pool *p);
 void fibd_pending_flush(struct fibd_pending *q);
 void fibd_pending_mark(struct fibd_pending *q, const byte *msg, uint len);
+void fibd_pending_prefetch(const struct fibd_pending *q, u8 fam, u8 plen, const byte *prefix,
+			   u32 metric);
 int fibd_pending_route(struct fibd_pending *q, uint limit, u8 fam, u8 plen, const byte *prefix,
 		       u32 metric, const byte *msg, uint len);
 uint fibd_pending_take(struct fibd_pending *q, byte *buf, uint room);

@@ -401,6 +401,7 @@ fibd_notify(struct fibd_proto *p, const net_addr *n, const rte *new, int had_old
     return;
   fibd_put_addr(net_prefix(n), prefix);
   metric = fibd_route_metric(p, n, new);
+  fibd_pending_prefetch(&p->q, fam, net_pxlen(n), prefix, metric);
 
   /* With per-route metrics (metric 0), a new metric is a new kernel key. */
   if (new && had_old && !p->cf->metric && (old_metric = fibd_route_metric(p, n, NULL)) != metric)

@@ -2,7 +2,7 @@
  * bird-glue's pending set (bird-glue/proto/common/pending.c), outside BIRD:
  * FIFO order with markers, coalescing in place, the pending limit, whole
  * messages per take, long messages and what an entry holds itself, IPv4 keys,
- * the peak memory, and a long random run against a model that
+ * the peak memory, growing a step at a time, and a long random run against a model that
  * grows and drains the hash many times (lookups after removals from its runs).
  */
 #include <setjmp.h>
@@ -336,6 +336,51 @@ test_peak_memory(void **state)
 	fibd_pending_flush(&q6);
 }
 
+/*
+ * The hash grows a step at a time (pending.c, "Growing"): for a while the keys
+ * are in two hashes, and each is found in either, changed in place, and taken
+ * out of either.
+ */
+static void
+test_grows_a_step_at_a_time(void **state)
+{
+	struct fibd_pending q;
+	static char want[1 << 16];
+	char msg[32];
+	byte buf[200];
+	uint n = 0, first = 0, len = 0;
+
+	(void)state;
+	fibd_pending_init(&q, P);
+	/* Until the keys move from a hash of 2^11 slots into one of 2^12. */
+	while (q.old.order != HASH_MIN + 1) {
+		snprintf(msg, sizeof(msg), "%u ", n);
+		assert_int_equal(put(&q, NO_LIMIT, n++, msg), 0);
+	}
+	assert_int_equal(q.cur.order, HASH_MIN + 2);
+	assert_int_equal(q.routes, n);
+	/* The oldest out, most of them from the old hash. */
+	len = fibd_pending_take(&q, buf, sizeof(buf));
+	for (uint at = 0; at < len; first++)
+		at += (uint)snprintf(msg, sizeof(msg), "%u ", first);
+	assert_int_equal(q.routes, n - first);
+	assert_int_equal(q.old.order, HASH_MIN + 1); /* still moving */
+	/* Every other key changed in place, wherever it is. */
+	for (uint k = first + 1; k < n; k += 2) {
+		snprintf(msg, sizeof(msg), "u%u ", k);
+		assert_int_equal(put(&q, NO_LIMIT, k, msg), 0);
+	}
+	assert_int_equal(q.routes, n - first);
+	assert_int_equal(q.coalesced, (n - first) / 2);
+	assert_int_equal(q.old.order, 0); /* moved by now */
+	len = 0;
+	for (uint k = first; k < n; k++)
+		len += (uint)snprintf(want + len, sizeof(want) - len, (k - first) % 2 ? "u%u " : "%u ", k);
+	assert_string_equal(take_all(&q), want);
+	assert_int_equal(q.routes, 0);
+	fibd_pending_flush(&q);
+}
+
 /* A flush forgets every key: the same keys are new again, in the hash anew. */
 static void
 test_flush_then_same_keys(void **state)
@@ -350,10 +395,10 @@ test_flush_then_same_keys(void **state)
 		assert_int_equal(put(&q, NO_LIMIT, k, msg), 0);
 	}
 	mark(&q, "M ");
-	assert_true(q.hash_order > HASH_MIN);
+	assert_true(q.cur.order > HASH_MIN);
 	fibd_pending_flush(&q);
 	assert_true(fibd_pending_empty(&q));
-	assert_int_equal(q.hash_order, HASH_MIN);
+	assert_int_equal(q.cur.order, HASH_MIN);
 	assert_int_equal(q.routes, 0);
 	assert_int_equal(q.bytes, 0);
 	assert_int_equal(fake_sl_live, 0);
@@ -382,11 +427,11 @@ test_shrinks_with_markers_left(void **state)
 	}
 	mark(&q, "M1 ");
 	mark(&q, "M2 ");
-	assert_true(q.hash_order > HASH_MIN);
+	assert_true(q.cur.order > HASH_MIN);
 	while (q.routes)
 		assert_true(fibd_pending_take(&q, buf, 5) > 0);
 	assert_false(fibd_pending_empty(&q));
-	assert_int_equal(q.hash_order, HASH_MIN);
+	assert_int_equal(q.cur.order, HASH_MIN);
 	assert_int_equal(fibd_pending_take(&q, buf, 3), 3);
 	assert_memory_equal(buf, "M1 ", 3);
 	fibd_pending_flush(&q);
@@ -495,12 +540,12 @@ test_random_against_model(void **state)
 		assert_int_equal(q.routes, routes);
 		assert_int_equal(q.bytes, bytes);
 		assert_int_equal(m.head == m.tail, fibd_pending_empty(&q));
-		if (q.hash_order > max_order)
-			max_order = q.hash_order;
-		if (q.hash_order > top_order)
-			top_order = q.hash_order;
+		if (q.cur.order > max_order)
+			max_order = q.cur.order;
+		if (q.cur.order > top_order)
+			top_order = q.cur.order;
 		if (fibd_pending_empty(&q) && max_order > HASH_MIN) {
-			assert_int_equal(q.hash_order, HASH_MIN);
+			assert_int_equal(q.cur.order, HASH_MIN);
 			shrinks++;
 			max_order = HASH_MIN;
 		}
@@ -513,7 +558,7 @@ test_random_against_model(void **state)
 	assert_int_equal(fake_mb_live, blocks); /* no long message's block left */
 	assert_int_equal(q.routes, 0);
 	assert_int_equal(q.bytes, 0);
-	assert_int_equal(q.hash_order, HASH_MIN);
+	assert_int_equal(q.cur.order, HASH_MIN);
 	assert_int_equal(fake_sl_live, 0);
 	free(m.key);
 	free(m.ver);
@@ -531,6 +576,7 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_inline_room, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_ipv4_key_is_four_bytes, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_peak_memory, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_grows_a_step_at_a_time, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_flush_then_same_keys, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_shrinks_with_markers_left, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_random_against_model, setup, teardown),

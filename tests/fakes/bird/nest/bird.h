@@ -14,6 +14,7 @@ typedef uint64_t u64;
 typedef uint8_t byte;
 typedef unsigned int uint;
 
+#define MIN(a, b) ((a) < (b) ? (a) : (b))
 #define MAX(a, b) ((a) > (b) ? (a) : (b))
 
 #endif
