@@ -253,8 +253,9 @@ hash_remove(struct fibd_pending *q, struct fibd_entry *e)
  * FIBD_MOVE_STEP of old's slots into it; a lookup tries both. All at once,
  * growing took 7 ms at 200,000 pending changes and 14 ms at 400,000 (the set
  * alone, over malloc), as long as BIRD 2's loop waited; in BIRD, about half of
- * it was page faults of the new hash. A step takes microseconds. From C slots,
- * clearing takes C / 2048 operations, so cur takes at most that many keys more,
+ * it was page faults of the new hash. A step takes microseconds. An operation
+ * is a route change queued, replaced or taken. From C slots, clearing takes
+ * C / 2048 operations (one at least), so cur takes at most that many keys more,
  * and moving C / 16, by when the new hash holds at most 0.82 C keys in 2 C
  * slots: none fills, and the next growing can only start once this one is done.
  */

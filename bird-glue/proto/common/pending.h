@@ -22,7 +22,8 @@ struct fibd_entry;
  *
  * The hash is open addressing with linear probing: a slot is a key's hash in
  * one array and its entry in another, so a lookup that finds nothing (every
- * new route of a load) reads only the first array and no entry.
+ * new route of a load) reads only the first array (of each hash while it
+ * grows) and no entry.
  *
  * It grows a step at a time, so that no change waits for all of it (pending.c,
  * "Growing"): first the next, twice as large, hash is cleared, a part with

@@ -347,7 +347,7 @@ test_grows_a_step_at_a_time(void **state)
 	struct fibd_pending q;
 	static char want[1 << 16];
 	char msg[32];
-	byte buf[200];
+	byte buf[20]; /* the 10 oldest: few moving steps before the changes below */
 	uint n = 0, first = 0, len = 0;
 
 	(void)state;
@@ -365,17 +365,21 @@ test_grows_a_step_at_a_time(void **state)
 		at += (uint)snprintf(msg, sizeof(msg), "%u ", first);
 	assert_int_equal(q.routes, n - first);
 	assert_int_equal(q.old.order, HASH_MIN + 1); /* still moving */
+	/* A key taken out is new again, not found where it was. */
+	assert_int_equal(put(&q, NO_LIMIT, 0, "again "), 0);
+	assert_int_equal(q.routes, n - first + 1);
 	/* Every other key changed in place, wherever it is. */
 	for (uint k = first + 1; k < n; k += 2) {
 		snprintf(msg, sizeof(msg), "u%u ", k);
 		assert_int_equal(put(&q, NO_LIMIT, k, msg), 0);
 	}
-	assert_int_equal(q.routes, n - first);
+	assert_int_equal(q.routes, n - first + 1);
 	assert_int_equal(q.coalesced, (n - first) / 2);
 	assert_int_equal(q.old.order, 0); /* moved by now */
 	len = 0;
 	for (uint k = first; k < n; k++)
 		len += (uint)snprintf(want + len, sizeof(want) - len, (k - first) % 2 ? "u%u " : "%u ", k);
+	snprintf(want + len, sizeof(want) - len, "again ");
 	assert_string_equal(take_all(&q), want);
 	assert_int_equal(q.routes, 0);
 	fibd_pending_flush(&q);
