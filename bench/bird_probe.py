@@ -84,10 +84,6 @@ def schedstat(pid):
         return 0.0, 0.0
 
 
-def run_delay_s(pid):
-    return schedstat(pid)[1]
-
-
 def mem_kib(pid, key):
     for line in open(f"/proc/{pid}/status"):
         if line.startswith(key + ":"):
@@ -110,8 +106,8 @@ class Cli:
             sys.exit(f"bird_probe: cannot connect to {path}")
         self.buf = b""
         # With pid (BIRD's), each probe's latency and how long BIRD's main
-        # thread waited for a CPU meanwhile: a slow answer from a BIRD that
-        # waited for a core is the machine's, not BIRD's own work.
+        # thread waited for a CPU and ran meanwhile: a slow answer from a BIRD
+        # that waited for a core is the machine's, not BIRD's own work.
         self.pid, self.log = None, []
         if self.wait_reply(600) is None:  # the greeting
             sys.exit("bird_probe: BIRD sent no greeting in 600 s")
@@ -335,7 +331,7 @@ def main():
         steady_start = time.monotonic()
         cpu0 = cpu_s(bird)
         rcpu0 = sum(cpu_s(p) for p in recv)
-        wait0, at = run_delay_s(bird), len(cli.log)
+        wait0, at = schedstat(bird)[1], len(cli.log)
         steady = probe_for(cli, steady_s)
         span = time.monotonic() - steady_start
         out["steady"] = {**summary(steady), **cpu_waits(cli.log[at:])}
