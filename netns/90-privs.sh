@@ -101,7 +101,7 @@ stop_pid "$FIBD_PID" TERM
 printf 'table 100 inet\ntable 100 inet6\n' >"$W/tables"
 echo "state_file = $W/tables" >"$W/ready.conf"
 notify_listener "$W/notify2" "$W/notify2.log"
-NOTIFY_SOCKET=$W/notify2 start_bg FIBD_PID ip netns exec "$A" "$FIBD" -f -s "$SOCK" -c "$W/ready.conf" 2>>"$SOCK.log"
+NOTIFY_SOCKET=$W/notify2 start_bg FIBD_PID "${_ours[@]}" ip netns exec "$A" "$FIBD" -f -s "$SOCK" -c "$W/ready.conf" 2>>"$SOCK.log"
 watch_exit "$FIBD_PID" fail "$SOCK.log"
 wait "$listener"
 stop_pid "$FIBD_PID" TERM
@@ -118,6 +118,6 @@ assert first < ready, lines
 mkdir -m 0777 "$W/open"
 chmod 0777 "$W/open"
 echo "state_file = none" >"$W/open.conf"
-timeout 10 ip netns exec "$A" "$FIBD" -f -s "$W/open/fibd.sock" -c "$W/open.conf" 2>"$W/open.log"
+timeout 10 "${_ours[@]}" ip netns exec "$A" "$FIBD" -f -s "$W/open/fibd.sock" -c "$W/open.conf" 2>"$W/open.log"
 check "a world-writable socket directory is refused" \
 	grep -q "writable by anyone: refusing to run" "$W/open.log"
