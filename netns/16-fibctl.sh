@@ -194,7 +194,7 @@ as() { # UID GID [GROUPS] -- fibctl args
 	else
 		set -- --clear-groups "$@"
 	fi
-	ip netns exec "$A" setpriv --reuid="$uid" --regid="$gid" "$1" "$FIBCTL" -s "$SOCK" "${@:2}"
+	"${_ours[@]}" ip netns exec "$A" setpriv --reuid="$uid" --regid="$gid" "$1" "$FIBCTL" -s "$SOCK" "${@:2}"
 }
 out=$(as 65534 1 "" status 2>&1)
 rc=$?
@@ -211,7 +211,7 @@ check "the read group may not feed" grep -q "DENIED.*may not feed routes" <<<"$o
 check "a supplementary admin group may resync" as 65534 1 100 resync --table 100
 
 # ---- a stalled reader is dropped ----
-( exec 3< <(ip netns exec "$A" "$FIBCTL" -s "$SOCK" dump --format json); sleep 6 ) &
+( exec 3< <("${_ours[@]}" ip netns exec "$A" "$FIBCTL" -s "$SOCK" dump --format json); sleep 6 ) &
 STALL=$!
 _pids+=("$STALL")
 check "a reader that stops is dropped after control_timeout" \
