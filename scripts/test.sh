@@ -7,8 +7,8 @@
 # (bird-glue/build.sh, into build/bird), and BIRD 2.19.2 and 3.3.2 from upstream's
 # source beside the repository (../shared/bird/, into build/bird-VERSION), and
 # their own unit tests (make check) run on the patched trees; the netns
-# scenarios with BIRD use the 2.0.12 build, and run once more with each of the
-# others. The Debian
+# scenarios with BIRD use the 2.0.12 build, and at the end run once more with
+# each of the others. The Debian
 # package is built (scripts/package.sh) and its fibd and fibctl run.
 # Usage: scripts/test.sh            (as root: the netns suite needs it)
 set -euo pipefail
@@ -175,6 +175,7 @@ ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
 
 phase "waiting for BIRD 2.19.2 and 3.3.2"
 wait "${bird_bg[@]}" || true
+trap - EXIT
 bird_check_end bird-2.19.2-make-check build/bird-2.19-check.log
 bird_check_end bird-3.3.2-make-check build/bird-3-check.log
 
