@@ -1,15 +1,15 @@
 /*
- * proto-shim encoder. Validates a struct ps_msg, then writes it with msgpack-c's
- * packer into the caller's ps_buf. Canonical form: map keys ascending, optional
+ * proto-shim encoder. Validates a struct ps_msg, then writes its msgpack bytes
+ * straight into the caller's ps_buf. Canonical form: map keys ascending, optional
  * fields only when present (or, for fields without a presence bit, only when not
- * at their default), integers in their smallest msgpack form (msgpack-c's packer
- * chooses it). On any failure the buffer's length is restored.
+ * at their default), integers in their smallest msgpack form. On any failure
+ * the buffer's length is restored.
  */
 #include <errno.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include <msgpack.h>
 #include <proto-shim/enc.h>
 
 #include "internal.h"
@@ -41,45 +41,150 @@ ps_buf_consume(struct ps_buf *b, size_t n)
 	b->len -= n;
 }
 
+/* Room for n more bytes at the end of b: 0, or -1 when it cannot grow. */
 static int
-buf_write(void *data, const char *p, size_t n)
+buf_grow(struct ps_buf *b, size_t n)
 {
-	struct ps_buf *b = data;
+	size_t cap = b->cap ? b->cap : 256;
+	uint8_t *nd;
 
-	if (n == 0)
-		return 0;
-	if (n > b->cap - b->len) {
-		size_t cap = b->cap ? b->cap : 256;
-		uint8_t *nd;
-		while (cap - b->len < n) {
-			if (cap > SIZE_MAX / 2)
-				return -1;
-			cap *= 2;
-		}
-		nd = realloc(b->data, cap);
-		if (!nd)
+	while (cap - b->len < n) {
+		if (cap > SIZE_MAX / 2)
 			return -1;
-		b->data = nd;
-		b->cap = cap;
+		cap *= 2;
 	}
-	memcpy(b->data + b->len, p, n);
-	b->len += n;
+	nd = realloc(b->data, cap);
+	if (!nd)
+		return -1;
+	b->data = nd;
+	b->cap = cap;
 	return 0;
 }
 
 /*
- * The packer functions return 0 or -1; every helper below folds them into one
- * sticky failure flag so the message writers read as a list of fields.
+ * The writer. Every helper appends one msgpack item straight into the buffer,
+ * in the smallest form the format has for it (as msgpack-c's packer, which the
+ * unit tests hold it to). A failure to grow is sticky: the helpers after it do
+ * nothing, and ps_enc_msg takes the message back out.
  */
 struct enc {
-	msgpack_packer pk;
+	struct ps_buf *b;
 	int failed;
 };
+
+/* Where the next n bytes go, or NULL after a failure. */
+static inline uint8_t *
+e_room(struct enc *e, size_t n)
+{
+	struct ps_buf *b = e->b;
+
+	if (e->failed)
+		return NULL;
+	if (__builtin_expect(n > b->cap - b->len, 0) && buf_grow(b, n) < 0) {
+		e->failed = 1;
+		return NULL;
+	}
+	return b->data + b->len;
+}
+
+/* A one-byte tag and v in 0, 1, 2 or 4 big-endian bytes (len). */
+static inline void
+e_tag(struct enc *e, uint8_t tag, uint32_t v, unsigned len)
+{
+	uint8_t *p = e_room(e, 1 + len);
+
+	if (!p)
+		return;
+	p[0] = tag;
+	for (unsigned i = 0; i < len; i++)
+		p[1 + i] = (uint8_t)(v >> (8 * (len - 1 - i)));
+	e->b->len += 1 + len;
+}
 
 static void
 e_uint(struct enc *e, uint64_t v)
 {
-	e->failed |= msgpack_pack_uint64(&e->pk, v);
+	uint8_t *p;
+
+	if (v < 0x80)
+		e_tag(e, (uint8_t)v, 0, 0);
+	else if (v <= 0xff)
+		e_tag(e, 0xcc, (uint32_t)v, 1);
+	else if (v <= 0xffff)
+		e_tag(e, 0xcd, (uint32_t)v, 2);
+	else if (v <= 0xffffffff)
+		e_tag(e, 0xce, (uint32_t)v, 4);
+	else if ((p = e_room(e, 9))) {
+		p[0] = 0xcf;
+		for (unsigned i = 0; i < 8; i++)
+			p[1 + i] = (uint8_t)(v >> (8 * (7 - i)));
+		e->b->len += 9;
+	}
+}
+
+/* A map's or an array's header: fixmap 0x80 or fixarray 0x90, then 16 and 32 bits. */
+static void
+e_container(struct enc *e, uint8_t fix, uint8_t tag16, uint32_t n)
+{
+	if (n < 16)
+		e_tag(e, fix | (uint8_t)n, 0, 0);
+	else if (n <= 0xffff)
+		e_tag(e, tag16, n, 2);
+	else
+		e_tag(e, tag16 + 1, n, 4);
+}
+
+static void
+e_map(struct enc *e, unsigned n)
+{
+	e_container(e, 0x80, 0xde, n);
+}
+
+static void
+e_array(struct enc *e, unsigned n)
+{
+	e_container(e, 0x90, 0xdc, n);
+}
+
+static void
+e_bytes(struct enc *e, const void *p, size_t n)
+{
+	uint8_t *d;
+
+	if (n && (d = e_room(e, n))) {
+		memcpy(d, p, n);
+		e->b->len += n;
+	}
+}
+
+/*
+ * A str or bin header and body. A body is shorter than PS_MSG_MAX_DEFAULT by
+ * the time it is written (the validator's limits), so 32 bits hold its length.
+ */
+static void
+e_str(struct enc *e, const char *p, size_t n)
+{
+	if (n < 32)
+		e_tag(e, 0xa0 | (uint8_t)n, 0, 0);
+	else if (n <= 0xff)
+		e_tag(e, 0xd9, (uint32_t)n, 1);
+	else if (n <= 0xffff)
+		e_tag(e, 0xda, (uint32_t)n, 2);
+	else
+		e_tag(e, 0xdb, (uint32_t)n, 4);
+	e_bytes(e, p, n);
+}
+
+static void
+e_bin(struct enc *e, const void *p, size_t n)
+{
+	if (n <= 0xff)
+		e_tag(e, 0xc4, (uint32_t)n, 1);
+	else if (n <= 0xffff)
+		e_tag(e, 0xc5, (uint32_t)n, 2);
+	else
+		e_tag(e, 0xc6, (uint32_t)n, 4);
+	e_bytes(e, p, n);
 }
 
 static void
@@ -87,24 +192,6 @@ e_kv_uint(struct enc *e, unsigned key, uint64_t v)
 {
 	e_uint(e, key);
 	e_uint(e, v);
-}
-
-static void
-e_map(struct enc *e, unsigned n)
-{
-	e->failed |= msgpack_pack_map(&e->pk, n);
-}
-
-static void
-e_array(struct enc *e, unsigned n)
-{
-	e->failed |= msgpack_pack_array(&e->pk, n);
-}
-
-static void
-e_str(struct enc *e, const char *p, size_t n)
-{
-	e->failed |= msgpack_pack_str_with_body(&e->pk, p, n);
 }
 
 static void
@@ -118,14 +205,14 @@ static void
 e_kv_bin(struct enc *e, unsigned key, const void *p, size_t n)
 {
 	e_uint(e, key);
-	e->failed |= msgpack_pack_bin_with_body(&e->pk, p, n);
+	e_bin(e, p, n);
 }
 
 static void
 e_kv_bool(struct enc *e, unsigned key, int v)
 {
 	e_uint(e, key);
-	e->failed |= v ? msgpack_pack_true(&e->pk) : msgpack_pack_false(&e->pk);
+	e_tag(e, v ? 0xc3 : 0xc2, 0, 0);
 }
 
 static unsigned
@@ -353,12 +440,11 @@ PS_EXPORT int
 ps_enc_msg(struct ps_buf *b, const struct ps_msg *m, struct ps_fault *ret_fault)
 {
 	size_t start = b->len;
-	struct enc e = { .failed = 0 };
+	struct enc e = { .b = b, .failed = 0 };
 	int r;
 
 	if ((r = ps_msg_validate(m, ret_fault)) < 0)
 		return r;
-	msgpack_packer_init(&e.pk, b, buf_write);
 	e_array(&e, 2);
 	e_uint(&e, m->type);
 	e_body(&e, m);

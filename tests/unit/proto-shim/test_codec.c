@@ -638,6 +638,165 @@ test_encoder_refuses(void **state)
 	free(m);
 }
 
+/*
+ * The encoder writes msgpack itself. Here msgpack-c's packer is the reference:
+ * at every size boundary the protocol's limits reach (each integer width, str
+ * and bin headers of 8, 16 and 32 bits, fixarray and array 16), both give the
+ * same bytes.
+ */
+static void
+expect_same_bytes(const struct ps_msg *m, const struct raw *r, const char *what)
+{
+	struct ps_buf b;
+	struct ps_fault f;
+	int n;
+
+	ps_buf_init(&b);
+	n = ps_enc_msg(&b, m, &f);
+	if (n < 0)
+		fail_msg("%s: encode failed: %s", what, f.text);
+	if ((size_t)n != r->sb.size || memcmp(b.data, r->sb.data, r->sb.size))
+		fail_msg("%s: %d bytes, msgpack-c's packer writes %zu (or other bytes)", what, n,
+		    r->sb.size);
+	ps_buf_release(&b);
+}
+
+static void
+test_encoder_matches_msgpack_c(void **state)
+{
+	static const uint64_t ints[] = { 0, 1, 127, 128, 255, 256, 65535, 65536, UINT32_MAX,
+		(uint64_t)UINT32_MAX + 1, UINT64_MAX };
+	static const size_t lens[] = { 0, 1, 31, 32, 255, 256, PS_TEXT_MAX, 65535, 65536,
+		PS_CHUNK_MAX };
+	static const unsigned counts[] = { 0, 1, 15, 16, PS_CTL_ARGS_MAX };
+	struct ps_msg *m = calloc(1, sizeof(*m));
+	char *data = malloc(PS_CHUNK_MAX), what[64];
+	(void)state;
+
+	assert_non_null(m);
+	assert_non_null(data);
+	for (size_t i = 0; i < PS_CHUNK_MAX; i++)
+		data[i] = (char)('a' + i % 26);
+
+	/* Integers: a PING's token is 64 bits. */
+	for (size_t i = 0; i < sizeof(ints) / sizeof(ints[0]); i++) {
+		struct raw r;
+		raw_init(&r);
+		msgpack_pack_array(&r.pk, 2);
+		raw_u(&r, PS_PING);
+		msgpack_pack_map(&r.pk, 1);
+		raw_u(&r, 1);
+		raw_u(&r, ints[i]);
+		memset(m, 0, sizeof(*m));
+		m->type = PS_PING;
+		m->u.token = ints[i];
+		snprintf(what, sizeof(what), "PING token %llu", (unsigned long long)ints[i]);
+		expect_same_bytes(m, &r, what);
+		raw_free(&r);
+	}
+
+	/* bin: CTL_CHUNK data; str: CTL_END text (up to its limit). */
+	for (size_t i = 0; i < sizeof(lens) / sizeof(lens[0]); i++) {
+		struct raw r;
+		raw_init(&r);
+		msgpack_pack_array(&r.pk, 2);
+		raw_u(&r, PS_CTL_CHUNK);
+		msgpack_pack_map(&r.pk, 2);
+		raw_u(&r, 1);
+		raw_u(&r, 70000);
+		raw_u(&r, 2);
+		raw_bin(&r, data, lens[i]);
+		memset(m, 0, sizeof(*m));
+		m->type = PS_CTL_CHUNK;
+		m->u.ctl_chunk.req = 70000;
+		m->u.ctl_chunk.data = (struct ps_str){ data, lens[i] };
+		snprintf(what, sizeof(what), "CTL_CHUNK of %zu bytes", lens[i]);
+		expect_same_bytes(m, &r, what);
+		raw_free(&r);
+
+		if (!lens[i] || lens[i] > PS_TEXT_MAX)
+			continue;
+		raw_init(&r);
+		msgpack_pack_array(&r.pk, 2);
+		raw_u(&r, PS_CTL_END);
+		msgpack_pack_map(&r.pk, 3);
+		raw_u(&r, 1);
+		raw_u(&r, 300);
+		raw_u(&r, 2);
+		raw_u(&r, PS_E_ARGS);
+		raw_u(&r, 3);
+		msgpack_pack_str_with_body(&r.pk, data, lens[i]);
+		memset(m, 0, sizeof(*m));
+		m->type = PS_CTL_END;
+		m->u.ctl_end.req = 300;
+		m->u.ctl_end.code = PS_E_ARGS;
+		m->u.ctl_end.text = (struct ps_str){ data, lens[i] };
+		snprintf(what, sizeof(what), "CTL_END text of %zu bytes", lens[i]);
+		expect_same_bytes(m, &r, what);
+		raw_free(&r);
+	}
+
+	/* Arrays: CTL_REQUEST's arguments, and a bool: HELLO's persist. */
+	for (size_t i = 0; i < sizeof(counts) / sizeof(counts[0]); i++) {
+		struct raw r;
+		raw_init(&r);
+		msgpack_pack_array(&r.pk, 2);
+		raw_u(&r, PS_CTL_REQUEST);
+		msgpack_pack_map(&r.pk, 2 + !!counts[i]);
+		raw_u(&r, 1);
+		raw_u(&r, 7);
+		raw_u(&r, 2);
+		raw_str(&r, "show");
+		memset(m, 0, sizeof(*m));
+		m->type = PS_CTL_REQUEST;
+		m->u.ctl_request.req = 7;
+		strcpy(m->u.ctl_request.cmd, "show");
+		m->u.ctl_request.n_args = (uint8_t)counts[i];
+		if (counts[i]) {
+			raw_u(&r, 3);
+			msgpack_pack_array(&r.pk, counts[i]);
+		}
+		for (unsigned k = 0; k < counts[i]; k++) {
+			msgpack_pack_str_with_body(&r.pk, data, k);
+			m->u.ctl_request.args[k] = (struct ps_str){ data, k };
+		}
+		snprintf(what, sizeof(what), "CTL_REQUEST with %u arguments", counts[i]);
+		expect_same_bytes(m, &r, what);
+		raw_free(&r);
+	}
+	for (int v = 0; v < 2; v++) {
+		struct raw r;
+		raw_init(&r);
+		msgpack_pack_array(&r.pk, 2);
+		raw_u(&r, PS_HELLO);
+		msgpack_pack_map(&r.pk, 4);
+		raw_u(&r, 1);
+		msgpack_pack_array(&r.pk, 1);
+		raw_u(&r, 1);
+		raw_u(&r, 2);
+		raw_u(&r, PS_ROLE_FEED);
+		raw_u(&r, 3);
+		raw_str(&r, "f");
+		raw_u(&r, 9);
+		if (v)
+			msgpack_pack_true(&r.pk);
+		else
+			msgpack_pack_false(&r.pk);
+		memset(m, 0, sizeof(*m));
+		m->type = PS_HELLO;
+		m->u.hello.n_versions = 1;
+		m->u.hello.versions[0] = 1;
+		m->u.hello.role = PS_ROLE_FEED;
+		strcpy(m->u.hello.name, "f");
+		m->u.hello.has = PS_HELLO_PERSIST;
+		m->u.hello.persist = v;
+		expect_same_bytes(m, &r, v ? "HELLO persist true" : "HELLO persist false");
+		raw_free(&r);
+	}
+	free(data);
+	free(m);
+}
+
 /* Messages that are not [type, body] with a map body, or not msgpack at all. */
 static void
 test_malformed(void **state)
@@ -963,6 +1122,7 @@ main(void)
 		cmocka_unit_test(test_truncated),
 		cmocka_unit_test(test_route_validation),
 		cmocka_unit_test(test_encoder_refuses),
+		cmocka_unit_test(test_encoder_matches_msgpack_c),
 		cmocka_unit_test(test_malformed),
 		cmocka_unit_test(test_oversized),
 		cmocka_unit_test(test_unknown_keys_skipped),
