@@ -4,7 +4,7 @@
 # from upstream's source (a release tarball, a git archive of its tag, or a
 # tree); apply that version's patch (bird-VERSION.patch), add the protocol
 # (proto/common/ and proto/fibd/ for BIRD 2 or proto/fibd3/ for BIRD 3), link
-# proto-shim and msgpack-c, and leave bird, birdc and birdcl in OUTDIR. Fixes of
+# proto-shim, and leave bird, birdc and birdcl in OUTDIR. Fixes of
 # BIRD itself that we carry until upstream has them (bird-VERSION-*.patch, each
 # saying why) are applied after it. Nothing is installed; a system BIRD is left
 # alone. A second run rebuilds only what changed.
@@ -165,7 +165,7 @@ if [ ! -f Makefile ]; then
 	./configure --quiet CPPFLAGS="-I$REPO/proto-shim/include" FIBD_LIBS="$SHIM_LIB" >/dev/null
 fi
 if ! grep -q '^#define CONFIG_FIBD' obj/sysdep/autoconf.h; then
-	echo "build.sh: configure left the fibd protocol out (proto-shim or msgpack-c not found);" \
+	echo "build.sh: configure left the fibd protocol out (proto-shim not found);" \
 		"see $TREE/config.log" >&2
 	exit 1
 fi

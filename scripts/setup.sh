@@ -7,9 +7,10 @@ set -euo pipefail
 packages=(
 	# build
 	gcc clang meson ninja-build pkg-config
-	libmnl-dev libuv1-dev libmsgpack-dev
-	# tests: cmocka, libFuzzer runtime, the netns suite, vector generator
-	libcmocka-dev libclang-rt-14-dev iproute2 iputils-ping procps python3 python3-msgpack
+	libmnl-dev libuv1-dev
+	# tests: cmocka, msgpack-c (the encoder's reference), libFuzzer runtime,
+	# the netns suite, vector generator
+	libcmocka-dev libmsgpack-dev libclang-rt-14-dev iproute2 iputils-ping procps python3 python3-msgpack
 	# real BGP peers for netns/85-bgp.sh
 	exabgp frr gobgpd openbgpd
 	# the man pages are checked with groff

@@ -15,7 +15,7 @@
  *
  * msgpack-c's own unpacker is not used here: it allocates object storage from the
  * element counts in a header before any of those elements have arrived, which
- * lets a 5-byte message claim gigabytes. Encoding does use msgpack-c.
+ * lets a 5-byte message claim gigabytes. Nor is its packer, in enc.c.
  *
  * The read buffer: [0, start) consumed, [start, scan) framed part of the current
  * message, [scan, len) received but not yet framed, [len, cap) free.
