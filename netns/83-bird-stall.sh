@@ -8,14 +8,16 @@
 # BIRD's BGP sessions), and the session survives; once fibd reads again, the
 # changes drain and the kernel ends as BIRD's configuration says. Last, fibd
 # stops just as a feed begins: while its socket still takes bytes, BIRD 2's
-# feed pauses at the high-water mark instead of filling the pending set.
+# feed pauses at the high-water mark instead of filling the pending set. The
+# entries the set held are kept as spares, and go back to BIRD once nothing
+# has been pending for a second.
 set -u
 . "$(dirname "$0")/lib.sh"
 
 require_root
 require_fibd
 require_bird
-tap_plan 12
+tap_plan 13
 diag "$("$BIRD_DIR/bird" --version 2>&1)"
 
 ns_with_link A st
@@ -125,6 +127,11 @@ kill -CONT "$FIBD_PID"
 check "after fibd resumes, the feed goes on to the end: the kernel holds every route" wait_until 90 kernel_table_is "$A" 100 "$W/want"
 info=$(birdc_in "$A" "$W/bird.conf" show protocols all f1)
 check "and the export is no longer paused" not_waiting "$info"
+spares() { sed -n 's/^ *Spare entries: *\([0-9]*\),.*/\1/p' <<<"$(birdc_in "$A" "$W/bird.conf" show protocols all f1)"; }
+diag "spare entries once drained: $(spares)"
+no_spares() { [ "$(spares)" = 0 ]; }
+check "the pending set's entries go back to BIRD once nothing is pending (Spare entries: 0)" \
+	wait_until 30 no_spares
 
 stop_pid "$BIRD_PID" TERM
 stop_pid "$FIBD_PID" TERM

@@ -40,6 +40,8 @@ struct fibd_pending {
   pool *pool;
   slab *small_slab, *large_slab;	/* IPv4 routes; IPv6 routes and markers */
   struct fibd_entry *head, *tail;	/* the queue: taken at the head */
+  struct fibd_entry *spare[2];		/* taken entries kept for reuse: small, large */
+  uint spares[2];			/* how many of each */
   struct fibd_hash cur;			/* where new keys go */
   struct fibd_hash next;		/* growing: being cleared, to be cur */
   struct fibd_hash old;			/* grown: what cur was, being emptied into it */
@@ -61,6 +63,11 @@ void fibd_pending_prefetch(const struct fibd_pending *q, u8 fam, u8 plen, const 
 int fibd_pending_route(struct fibd_pending *q, uint limit, u8 fam, u8 plen, const byte *prefix,
 		       u32 metric, const byte *msg, uint len);
 uint fibd_pending_take(struct fibd_pending *q, byte *buf, uint room);
+uint fibd_pending_trim(struct fibd_pending *q, uint max);
+u64 fibd_pending_spare_bytes(const struct fibd_pending *q);
+
+static inline uint fibd_pending_spares(const struct fibd_pending *q)
+{ return q->spares[0] + q->spares[1]; }
 
 static inline int fibd_pending_empty(const struct fibd_pending *q)
 { return !q->head; }

@@ -2,8 +2,9 @@
  * bird-glue's pending set (bird-glue/proto/common/pending.c), outside BIRD:
  * FIFO order with markers, coalescing in place, the pending limit, whole
  * messages per take, long messages and what an entry holds itself, IPv4 keys,
- * the peak memory, growing a step at a time, and a long random run against a model that
- * grows and drains the hash many times (lookups after removals from its runs).
+ * the peak memory, growing a step at a time, spare entries, and a long random
+ * run against a model that grows and drains the hash many times (lookups after
+ * removals from its runs).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -93,6 +94,17 @@ take_all(struct fibd_pending *q)
 	return buf;
 }
 
+/* Flush; every entry left is a spare, and trimming gives them all back. */
+static void
+flush_and_trim(struct fibd_pending *q)
+{
+	fibd_pending_flush(q);
+	assert_true(fibd_pending_empty(q));
+	assert_int_equal(fake_sl_live, fibd_pending_spares(q));
+	assert_int_equal(fibd_pending_trim(q, UINT32_MAX), 0);
+	assert_int_equal(fake_sl_live, 0);
+}
+
 static void
 test_fifo_markers_and_coalescing(void **state)
 {
@@ -119,8 +131,7 @@ test_fifo_markers_and_coalescing(void **state)
 	assert_int_equal(put(&q, NO_LIMIT, 1, "A3 "), 0);
 	assert_string_equal(take_all(&q), "C2 A3 ");
 	assert_int_equal(q.peak, 3);
-	fibd_pending_flush(&q);
-	assert_int_equal(fake_sl_live, 0);
+	flush_and_trim(&q);
 }
 
 static void
@@ -138,9 +149,7 @@ test_limit_refuses_only_new_keys(void **state)
 	assert_int_equal(q.routes, 2);
 	assert_string_equal(take_all(&q), "A2 B1 M ");
 	assert_int_equal(put(&q, 2, 3, "C1 "), 0);
-	fibd_pending_flush(&q);
-	assert_true(fibd_pending_empty(&q));
-	assert_int_equal(fake_sl_live, 0);
+	flush_and_trim(&q);
 }
 
 static void
@@ -195,9 +204,8 @@ test_long_messages(void **state)
 	assert_int_equal(fake_mb_live, blocks);
 	assert_int_equal(q.bytes, 0);
 	put(&q, NO_LIMIT, 3, a);
-	fibd_pending_flush(&q);
+	flush_and_trim(&q);
 	assert_int_equal(fake_mb_live, blocks);
-	assert_int_equal(fake_sl_live, 0);
 }
 
 /*
@@ -405,7 +413,9 @@ test_flush_then_same_keys(void **state)
 	assert_int_equal(q.cur.order, HASH_MIN);
 	assert_int_equal(q.routes, 0);
 	assert_int_equal(q.bytes, 0);
-	assert_int_equal(fake_sl_live, 0);
+	/* The 5,001 entries are spares now, and the next ones reuse them. */
+	assert_int_equal(fibd_pending_spares(&q), 5001);
+	assert_int_equal(fake_sl_live, 5001);
 	put(&q, NO_LIMIT, 7, "a ");
 	put(&q, NO_LIMIT, 4999, "b ");
 	put(&q, NO_LIMIT, 7, "c ");
@@ -439,6 +449,63 @@ test_shrinks_with_markers_left(void **state)
 	assert_int_equal(fibd_pending_take(&q, buf, 3), 3);
 	assert_memory_equal(buf, "M1 ", 3);
 	fibd_pending_flush(&q);
+}
+
+/*
+ * Taken entries are kept as spares (pending.c) and reused, each for its own
+ * size: an IPv6 entry or a marker is larger than an IPv4 one. They carry
+ * nothing over, and go back to the slabs at most max a trim, IPv6 ones first.
+ */
+static void
+test_spares(void **state)
+{
+	struct fibd_pending q;
+	long live;
+
+	(void)state;
+	fibd_pending_init(&q, P);
+	for (uint k = 0; k < 100; k++)
+		put(&q, NO_LIMIT, k * 2, "a-longer-message ");
+	for (uint k = 0; k < 50; k++)
+		put(&q, NO_LIMIT, k * 2 + 1, "b ");
+	mark(&q, "M ");
+	live = fake_sl_live;
+	assert_int_equal(live, 151);
+	take_all(&q);
+	assert_int_equal(q.spares[0], 100);
+	assert_int_equal(q.spares[1], 51);
+	assert_int_equal(fibd_pending_spare_bytes(&q), 100 * 80 + 51 * 112);
+	assert_int_equal(fake_sl_live, live);
+
+	/* 100 new IPv4 keys take the IPv4 spares; the 101st comes from the slab. */
+	for (uint k = 100; k < 201; k++)
+		put(&q, NO_LIMIT, k * 2, "c ");
+	assert_int_equal(q.spares[0], 0);
+	assert_int_equal(q.spares[1], 51);
+	assert_int_equal(fake_sl_live, live + 1);
+	put(&q, NO_LIMIT, 1, "d ");
+	mark(&q, "N ");
+	assert_int_equal(q.spares[1], 49);
+	assert_int_equal(q.routes, 102);
+	assert_int_equal(q.bytes, 101 * 2 + 2 + 2);
+	{
+		char *got = take_all(&q);
+		assert_int_equal(strlen(got), 103 * 2);
+		assert_string_equal(got + 101 * 2, "d N ");
+	}
+
+	/* Trimming: at most max, IPv6 and marker entries first. */
+	live = fake_sl_live;
+	assert_int_equal(q.spares[0], 101);
+	assert_int_equal(q.spares[1], 51);
+	assert_int_equal(fibd_pending_trim(&q, 50), 102);
+	assert_int_equal(q.spares[1], 1);
+	assert_int_equal(fake_sl_live, live - 50);
+	assert_int_equal(fibd_pending_trim(&q, 2), 100);
+	assert_int_equal(q.spares[0], 100);
+	assert_int_equal(q.spares[1], 0);
+	assert_int_equal(fibd_pending_trim(&q, 0), 100);
+	flush_and_trim(&q);
 }
 
 /*
@@ -563,6 +630,8 @@ test_random_against_model(void **state)
 	assert_int_equal(q.routes, 0);
 	assert_int_equal(q.bytes, 0);
 	assert_int_equal(q.cur.order, HASH_MIN);
+	assert_int_equal(fake_sl_live, fibd_pending_spares(&q));
+	assert_int_equal(fibd_pending_trim(&q, UINT32_MAX), 0);
 	assert_int_equal(fake_sl_live, 0);
 	free(m.key);
 	free(m.ver);
@@ -583,6 +652,7 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_grows_a_step_at_a_time, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_flush_then_same_keys, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_shrinks_with_markers_left, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_spares, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_random_against_model, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -641,8 +641,8 @@ test_encoder_refuses(void **state)
 /*
  * The encoder writes msgpack itself. Here msgpack-c's packer is the reference:
  * at every size boundary the protocol's limits reach (each integer width, str
- * and bin headers of 8, 16 and 32 bits, fixarray and array 16), both give the
- * same bytes.
+ * headers of 8 and 16 bits, bin of 8, 16 and 32, fixarray and array 16, bools),
+ * both give the same bytes.
  */
 static void
 expect_same_bytes(const struct ps_msg *m, const struct raw *r, const char *what)
