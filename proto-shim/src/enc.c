@@ -158,33 +158,38 @@ e_bytes(struct enc *e, const void *p, size_t n)
 }
 
 /*
- * A str or bin header and body. A body is shorter than PS_MSG_MAX_DEFAULT by
- * the time it is written (the validator's limits), so 32 bits hold its length.
+ * A str or bin of 8, 16 or 32-bit length (tag8 and the two tags after it:
+ * str8 0xd9, bin8 0xc4), then its body. A body is shorter than
+ * PS_MSG_MAX_DEFAULT by the time it is written (the validator's limits), so 32
+ * bits hold its length.
  */
+static void
+e_sized(struct enc *e, uint8_t tag8, const void *p, size_t n)
+{
+	if (n <= 0xff)
+		e_tag(e, tag8, (uint32_t)n, 1);
+	else if (n <= 0xffff)
+		e_tag(e, tag8 + 1, (uint32_t)n, 2);
+	else
+		e_tag(e, tag8 + 2, (uint32_t)n, 4);
+	e_bytes(e, p, n);
+}
+
 static void
 e_str(struct enc *e, const char *p, size_t n)
 {
-	if (n < 32)
-		e_tag(e, 0xa0 | (uint8_t)n, 0, 0);
-	else if (n <= 0xff)
-		e_tag(e, 0xd9, (uint32_t)n, 1);
-	else if (n <= 0xffff)
-		e_tag(e, 0xda, (uint32_t)n, 2);
-	else
-		e_tag(e, 0xdb, (uint32_t)n, 4);
-	e_bytes(e, p, n);
+	if (n < 32) {
+		e_tag(e, 0xa0 | (uint8_t)n, 0, 0);	/* fixstr */
+		e_bytes(e, p, n);
+	} else {
+		e_sized(e, 0xd9, p, n);
+	}
 }
 
 static void
 e_bin(struct enc *e, const void *p, size_t n)
 {
-	if (n <= 0xff)
-		e_tag(e, 0xc4, (uint32_t)n, 1);
-	else if (n <= 0xffff)
-		e_tag(e, 0xc5, (uint32_t)n, 2);
-	else
-		e_tag(e, 0xc6, (uint32_t)n, 4);
-	e_bytes(e, p, n);
+	e_sized(e, 0xc4, p, n);
 }
 
 static void
