@@ -9,15 +9,15 @@
 # changes drain and the kernel ends as BIRD's configuration says. Last, fibd
 # stops just as a feed begins: while its socket still takes bytes, BIRD 2's
 # feed pauses at the high-water mark instead of filling the pending set. The
-# entries the set held are kept as spares, and go back to BIRD once nothing
-# has been pending for a second.
+# chunks the set's entries took stay mapped until nothing has been pending for
+# a second, then go back down to five (four empty ones and the one in use).
 set -u
 . "$(dirname "$0")/lib.sh"
 
 require_root
 require_fibd
 require_bird
-tap_plan 13
+tap_plan 14
 diag "$("$BIRD_DIR/bird" --version 2>&1)"
 
 ns_with_link A st
@@ -127,11 +127,14 @@ kill -CONT "$FIBD_PID"
 check "after fibd resumes, the feed goes on to the end: the kernel holds every route" wait_until 90 kernel_table_is "$A" 100 "$W/want"
 info=$(birdc_in "$A" "$W/bird.conf" show protocols all f1)
 check "and the export is no longer paused" not_waiting "$info"
-spares() { sed -n 's/^ *Spare entries: *\([0-9]*\),.*/\1/p' <<<"$(birdc_in "$A" "$W/bird.conf" show protocols all f1)"; }
-diag "spare entries once drained: $(spares)"
-no_spares() { [ "$(spares)" = 0 ]; }
-check "the pending set's entries go back to BIRD once nothing is pending (Spare entries: 0)" \
-	wait_until 30 no_spares
+# "Entry chunks: N mapped, K kept empty; peak P (256 KiB each)": N, then P
+chunks() { sed -n 's/^ *Entry chunks: *\([0-9]*\) mapped.*; peak \([0-9]*\) .*/\1 \2/p' <<<"$(birdc_in "$A" "$W/bird.conf" show protocols all f1)"; }
+read -r n peak <<<"$(chunks)"
+diag "the pending set's chunks once drained: ${n:-?} mapped, at most ${peak:-?}"
+few_chunks() { read -r n _ <<<"$(chunks)"; [ -n "$n" ] && [ "$n" -le 5 ]; }
+check "the bursts' 20,000 changes took more than 5 chunks of 256 KiB (${peak:-?})" \
+	bash -c '[ "$1" -gt 5 ]' _ "${peak:-0}"
+check "once nothing is pending, the chunks go back: at most 5 stay mapped" wait_until 30 few_chunks
 
 stop_pid "$BIRD_PID" TERM
 stop_pid "$FIBD_PID" TERM

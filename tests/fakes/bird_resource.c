@@ -1,10 +1,12 @@
 /*
- * BIRD's pools, memory blocks and slabs, as bird-glue's pending set calls them,
- * over malloc (lib/resource.h). As in BIRD, freeing a pool frees whatever was
- * allocated from it and not freed yet.
+ * BIRD's pools and memory blocks, as bird-glue's pending set calls them, over
+ * malloc (lib/resource.h), and its die(). As in BIRD, freeing a pool frees
+ * whatever was allocated from it and not freed yet.
  */
 #include <stdalign.h>
+#include <stdarg.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -14,36 +16,26 @@
 /* Ahead of each block: the pool's list. */
 struct blk {
 	alignas(max_align_t) struct blk *prev, *next;
-	int slab_object;
 };
 
 struct pool {
 	struct blk head;
 };
 
-struct slab {
-	pool *p;
-	unsigned size;
-};
-
-long fake_mb_live, fake_sl_live;
+long fake_mb_live;
 
 static void *
-blk_alloc(pool *p, unsigned size, int slab_object)
+blk_alloc(pool *p, unsigned size)
 {
 	struct blk *b = malloc(sizeof(*b) + size);
 
 	if (!b)
 		abort();
-	b->slab_object = slab_object;
 	b->next = p->head.next;
 	b->prev = &p->head;
 	b->next->prev = b;
 	p->head.next = b;
-	if (slab_object)
-		fake_sl_live++;
-	else
-		fake_mb_live++;
+	fake_mb_live++;
 	return b + 1;
 }
 
@@ -52,10 +44,7 @@ blk_free(struct blk *b)
 {
 	b->prev->next = b->next;
 	b->next->prev = b->prev;
-	if (b->slab_object)
-		fake_sl_live--;
-	else
-		fake_mb_live--;
+	fake_mb_live--;
 	free(b);
 }
 
@@ -81,7 +70,7 @@ fake_pool_free(pool *p)
 void *
 mb_alloc(pool *p, unsigned size)
 {
-	return blk_alloc(p, size, 0);
+	return blk_alloc(p, size);
 }
 
 void *
@@ -97,24 +86,14 @@ mb_free(void *m)
 		blk_free((struct blk *)m - 1);
 }
 
-slab *
-sl_new(pool *p, unsigned size)
-{
-	slab *s = mb_alloc(p, sizeof(*s));
-
-	s->p = p;
-	s->size = size;
-	return s;
-}
-
-void *
-sl_allocz(slab *s)
-{
-	return memset(blk_alloc(s->p, s->size, 1), 0, s->size);
-}
-
 void
-sl_free(void *m)
+die(const char *msg, ...)
 {
-	blk_free((struct blk *)m - 1);
+	va_list ap;
+
+	va_start(ap, msg);
+	vfprintf(stderr, msg, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	abort();
 }

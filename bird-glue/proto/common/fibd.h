@@ -82,7 +82,7 @@ struct fibd_proto {
   btime retry;				/* the next backoff */
   event *tx_event;			/* the pump, bounded per run */
   timer *stop_timer;			/* shutdown: give BYE this long to drain */
-  timer *trim_timer;			/* spare entries back to BIRD while nothing is pending */
+  timer *trim_timer;			/* empty chunks back to the kernel while nothing is pending */
   struct ps_dec *dec;			/* fibd's messages */
   u8 drop_pending;			/* the pending limit was hit: drop from the tx event */
   u8 export_paused;			/* channels (1: ip4, 2: ip6) whose export or feed run was skipped at the high-water mark */

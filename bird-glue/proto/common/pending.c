@@ -5,7 +5,9 @@
  */
 
 #include <stddef.h>
+#include <stdint.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "nest/bird.h"
 
@@ -23,18 +25,70 @@ enum { FIBD_E_ROUTE, FIBD_E_MARK };
  * An entry is FIBD_SMALL bytes for an IPv4 route, FIBD_LARGE for an IPv6 route
  * or a marker: the header, the prefix (4 or 16 bytes; none for a marker), then
  * the message if it fits in the rest, else a pointer to a block of its own.
- * Both are multiples of 16, as BIRD 2.19 and 3 round slab objects up to that.
- * On 64-bit that leaves 53 bytes for an IPv4 route's message and 73 for an IPv6
- * one: a route with one next hop encodes to 26 or 50 bytes plus its interface
- * name (at most 15), and up to 8 (IPv4) or 9 (IPv6) more for a host route, an
- * onlink next hop and a metric in the key, so only an IPv6 one with all of that
- * and a metric over 65535 takes a block; a withdraw to 14 or 26.
+ * Both are multiples of 16. On 64-bit that leaves 53 bytes for an IPv4 route's
+ * message and 73 for an IPv6 one: a route with one next hop encodes to 26 or
+ * 50 bytes plus its interface name (at most 15), and up to 8 (IPv4) or 9
+ * (IPv6) more for a host route, an onlink next hop and a metric in the key, so
+ * only an IPv6 one with all of that and a metric over 65535 takes a block; a
+ * withdraw to 14 or 26.
  */
 #define FIBD_SMALL	80
 #define FIBD_LARGE	112
 
-_Static_assert(FIBD_SMALL % 16 == 0 && FIBD_LARGE % 16 == 0,
-	       "entry sizes are what BIRD's slabs allocate");
+_Static_assert(FIBD_SMALL % 16 == 0 && FIBD_LARGE % 16 == 0, "entries stay 16-byte aligned");
+
+/*
+ * Entries live in chunks of FIBD_CHUNK bytes, each mapped from the kernel on
+ * its own and aligned to its size, so that an entry finds its chunk's header.
+ * Not in BIRD's slabs: BIRD 2's page allocator keeps 256 free pages and gives
+ * every further page a slab empties to the kernel, one madvise() a page, each
+ * a TLB shootdown, then faults it in again. The pending set fills and drains at
+ * once in a full feed, and in a perf profile of BIRD 2.19.2 in the churn bench
+ * those madvise() calls took 8 to 14 % of BIRD's samples, none without the
+ * protocol; given back later, in steady state, a pass of BIRD's page cleanup
+ * held its loop up to 24 ms.
+ *
+ * Entries are taken in the order they were allocated (a change that replaces a
+ * pending one keeps its entry), so chunks empty in order. An empty chunk is
+ * kept for the next entries; the ones kept beyond FIBD_CHUNK_KEEP go back with
+ * fibd_pending_trim, one munmap() for 64 pages, once the protocol sees nothing
+ * pending for a while. BIRD's `show memory` does not count them; `show
+ * protocols all` does.
+ */
+#define FIBD_CHUNK_KEEP	4		/* empty chunks kept for good (and the one being filled) */
+
+struct fibd_chunk {
+  struct fibd_chunk *next;		/* kept empty chunks */
+  uint live;				/* entries in it not taken yet */
+  uint used;				/* bytes handed out, the header's too */
+};
+
+#define FIBD_CHUNK_START 16		/* where the first entry goes */
+_Static_assert(sizeof(struct fibd_chunk) <= FIBD_CHUNK_START && FIBD_CHUNK_START % 16 == 0,
+	       "the header fits before the entries, which stay 16-byte aligned");
+_Static_assert((FIBD_CHUNK & (FIBD_CHUNK - 1)) == 0, "a chunk is found by masking an entry's address");
+
+/*
+ * Under AddressSanitizer (the unit tests) a taken entry is poisoned, as a
+ * freed block would be: a hash slot or queue link left pointing at it is
+ * caught. A chunk is unpoisoned before it is unmapped, as the kernel may map
+ * the same addresses again for something else.
+ */
+#if defined(__SANITIZE_ADDRESS__)
+#define FIBD_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define FIBD_ASAN 1
+#endif
+#endif
+#ifdef FIBD_ASAN
+#include <sanitizer/asan_interface.h>
+#define FIBD_POISON(p, n)	ASAN_POISON_MEMORY_REGION((p), (n))
+#define FIBD_UNPOISON(p, n)	ASAN_UNPOISON_MEMORY_REGION((p), (n))
+#else
+#define FIBD_POISON(p, n)	((void) (p), (void) (n))
+#define FIBD_UNPOISON(p, n)	((void) (p), (void) (n))
+#endif
 
 struct fibd_entry {
   struct fibd_entry *next;		/* toward the tail */
@@ -56,12 +110,6 @@ static inline uint
 entry_size(u8 kind, u8 fam)
 {
   return kind == FIBD_E_ROUTE && fam == 4 ? FIBD_SMALL : FIBD_LARGE;
-}
-
-static inline slab *
-entry_slab(struct fibd_pending *q, u8 kind, u8 fam)
-{
-  return entry_size(kind, fam) == FIBD_SMALL ? q->small_slab : q->large_slab;
 }
 
 /* Message bytes the entry holds itself. */
@@ -335,39 +383,92 @@ set_msg(struct fibd_pending *q, struct fibd_entry *e, const byte *msg, uint len)
   q->bytes += len;
 }
 
-/*
- * Spare entries. A taken entry is kept for the next change rather than given
- * back to its slab: in a full feed the set fills and drains at once, and BIRD
- * 2's page allocator hands every page a slab empties to the kernel
- * (madvise(), one page a call, each a TLB shootdown) once it keeps 256, then
- * faults it in again for the next entries. That took 8 to 14 % of BIRD 2.19.2's
- * CPU in the churn bench, none of it without the protocol. The spares go back
- * with fibd_pending_trim, a few at a time, once nothing is pending.
- */
+static struct fibd_chunk *
+chunk_map(void)
+{
+  /* Twice the size, so that an aligned chunk lies inside; the rest goes back. */
+  byte *m = mmap(NULL, 2 * FIBD_CHUNK, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  uintptr_t a;
 
-/* A zeroed entry: a spare one if there is one, else from the slab. */
+  if (m == MAP_FAILED)
+    die("fibd: mmap(%u) for the pending set failed: %m", 2 * FIBD_CHUNK);
+  a = ((uintptr_t) m + FIBD_CHUNK - 1) & ~(uintptr_t) (FIBD_CHUNK - 1);
+  if (a > (uintptr_t) m)
+    munmap(m, a - (uintptr_t) m);
+  if (a + FIBD_CHUNK < (uintptr_t) m + 2 * FIBD_CHUNK)
+    munmap((void *) (a + FIBD_CHUNK), (uintptr_t) m + 2 * FIBD_CHUNK - (a + FIBD_CHUNK));
+  FIBD_POISON((byte *) a + FIBD_CHUNK_START, FIBD_CHUNK - FIBD_CHUNK_START);
+  return (struct fibd_chunk *) a;
+}
+
+static void
+chunk_unmap(struct fibd_chunk *c)
+{
+  FIBD_UNPOISON(c, FIBD_CHUNK);
+  munmap(c, FIBD_CHUNK);
+}
+
+static inline struct fibd_chunk *
+chunk_of(const struct fibd_entry *e)
+{
+  return (struct fibd_chunk *) ((uintptr_t) e & ~(uintptr_t) (FIBD_CHUNK - 1));
+}
+
+/* An empty chunk: kept, for the next entries and for fibd_pending_trim. */
+static void
+chunk_keep(struct fibd_pending *q, struct fibd_chunk *c)
+{
+  c->next = q->kept;
+  q->kept = c;
+  q->n_kept++;
+}
+
+/* A zeroed entry, at the end of the chunk being filled or in a new one. */
 static struct fibd_entry *
 entry_alloc(struct fibd_pending *q, u8 kind, u8 fam)
 {
-  uint c = entry_size(kind, fam) == FIBD_LARGE;
-  struct fibd_entry *e = q->spare[c];
+  uint size = entry_size(kind, fam);
+  struct fibd_chunk *c = q->fill;
+  struct fibd_entry *e;
 
-  if (!e)
-    return sl_allocz(entry_slab(q, kind, fam));
-  q->spare[c] = e->next;
-  q->spares[c]--;
-  memset(e, 0, entry_size(kind, fam));
+  if (!c || c->used + size > FIBD_CHUNK)
+  {
+    if (q->kept)
+    {
+      c = q->kept;
+      q->kept = c->next;
+      q->n_kept--;
+    }
+    else
+    {
+      c = chunk_map();
+      q->chunks++;
+      q->peak_chunks = MAX(q->peak_chunks, q->chunks);
+    }
+    c->live = 0;
+    c->used = FIBD_CHUNK_START;
+    q->fill = c;
+  }
+  e = (void *) ((byte *) c + c->used);
+  c->used += size;
+  c->live++;
+  FIBD_UNPOISON(e, size);
+  memset(e, 0, size);
   return e;
 }
 
 static void
 entry_free(struct fibd_pending *q, struct fibd_entry *e)
 {
-  uint c = entry_size(e->kind, e->fam) == FIBD_LARGE;
+  struct fibd_chunk *c = chunk_of(e);
 
-  e->next = q->spare[c];
-  q->spare[c] = e;
-  q->spares[c]++;
+  FIBD_POISON(e, entry_size(e->kind, e->fam));
+  if (--c->live)
+    return;
+  if (c == q->fill)
+    c->used = FIBD_CHUNK_START;	/* the queue is empty: fill it again from the start */
+  else
+    chunk_keep(q, c);
 }
 
 static void
@@ -418,30 +519,62 @@ fibd_pending_init(struct fibd_pending *q, pool *p)
 {
   memset(q, 0, sizeof(*q));
   q->pool = p;
-  q->small_slab = sl_new(p, FIBD_SMALL);
-  q->large_slab = sl_new(p, FIBD_LARGE);
   hash_alloc(q, &q->cur, FIBD_HASH_MIN, 1);
 }
 
-/* Give back at most max spare entries to their slabs (IPv6 ones first); returns how many are left. */
+/* Unmap at most max of the empty chunks kept beyond FIBD_CHUNK_KEEP; returns how many are left. */
 uint
 fibd_pending_trim(struct fibd_pending *q, uint max)
 {
-  for (uint c = 2; c-- > 0;)
-    for (; max && q->spare[c]; max--)
-    {
-      struct fibd_entry *e = q->spare[c];
-      q->spare[c] = e->next;
-      q->spares[c]--;
-      sl_free(e);
-    }
-  return fibd_pending_spares(q);
+  for (; max && q->n_kept > FIBD_CHUNK_KEEP; max--)
+  {
+    struct fibd_chunk *c = q->kept;
+    q->kept = c->next;
+    q->n_kept--;
+    q->chunks--;
+    chunk_unmap(c);
+  }
+  return fibd_pending_excess(q);
 }
 
-u64
-fibd_pending_spare_bytes(const struct fibd_pending *q)
+uint
+fibd_pending_excess(const struct fibd_pending *q)
 {
-  return (u64) q->spares[0] * FIBD_SMALL + (u64) q->spares[1] * FIBD_LARGE;
+  return q->n_kept > FIBD_CHUNK_KEEP ? q->n_kept - FIBD_CHUNK_KEEP : 0;
+}
+
+/*
+ * Unmap every chunk: the protocol's run is over. BIRD 2 has freed its pool by
+ * then (the hash, long messages' blocks; BIRD 3 frees it right after), so
+ * nothing else is touched: a chunk with queued entries goes when the walk has
+ * counted the last of them.
+ */
+void
+fibd_pending_free(struct fibd_pending *q)
+{
+  struct fibd_entry *e = q->head;
+  struct fibd_chunk *c;
+
+  while (e)
+  {
+    struct fibd_entry *next = e->next;
+    c = chunk_of(e);
+    if (!--c->live && c != q->fill)
+      chunk_unmap(c);
+    e = next;
+  }
+  if (q->fill)
+    chunk_unmap(q->fill);
+  while (q->kept)
+  {
+    c = q->kept;
+    q->kept = c->next;
+    chunk_unmap(c);
+  }
+  q->head = q->tail = NULL;
+  q->fill = NULL;
+  q->n_kept = 0;
+  q->chunks = 0;
 }
 
 /* Forget everything pending (the session is over); the peaks stay. */

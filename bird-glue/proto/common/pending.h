@@ -11,6 +11,10 @@
 #include "lib/resource.h"
 
 struct fibd_entry;
+struct fibd_chunk;
+
+/* The pending set's entries live in chunks of this size (pending.c). */
+#define FIBD_CHUNK	(256 * 1024)
 
 /*
  * Encoded messages waiting for the socket: one entry per route key (family,
@@ -37,11 +41,12 @@ struct fibd_hash {
 };
 
 struct fibd_pending {
-  pool *pool;
-  slab *small_slab, *large_slab;	/* IPv4 routes; IPv6 routes and markers */
+  pool *pool;				/* the hash's and long messages' blocks */
+  struct fibd_chunk *fill;		/* the chunk new entries go to (pending.c) */
+  struct fibd_chunk *kept;		/* empty chunks, still mapped */
+  uint n_kept;
+  uint chunks, peak_chunks;		/* mapped now, and at most */
   struct fibd_entry *head, *tail;	/* the queue: taken at the head */
-  struct fibd_entry *spare[2];		/* taken entries kept for reuse: small, large */
-  uint spares[2];			/* how many of each */
   struct fibd_hash cur;			/* where new keys go */
   struct fibd_hash next;		/* growing: being cleared, to be cur */
   struct fibd_hash old;			/* grown: what cur was, being emptied into it */
@@ -64,10 +69,8 @@ int fibd_pending_route(struct fibd_pending *q, uint limit, u8 fam, u8 plen, cons
 		       u32 metric, const byte *msg, uint len);
 uint fibd_pending_take(struct fibd_pending *q, byte *buf, uint room);
 uint fibd_pending_trim(struct fibd_pending *q, uint max);
-u64 fibd_pending_spare_bytes(const struct fibd_pending *q);
-
-static inline uint fibd_pending_spares(const struct fibd_pending *q)
-{ return q->spares[0] + q->spares[1]; }
+uint fibd_pending_excess(const struct fibd_pending *q);
+void fibd_pending_free(struct fibd_pending *q);
 
 static inline int fibd_pending_empty(const struct fibd_pending *q)
 { return !q->head; }

@@ -38,14 +38,12 @@
 #define FIBD_STOP_WAIT	(1 S_)		/* BYE gets this long to drain at shutdown */
 #define FIBD_COMMIT_WAIT (10 MS_)	/* the first connect, while its commit runs */
 /*
- * Spare entries (pending.c) go back to BIRD once nothing has been pending nor
- * sent for FIBD_TRIM_WAIT, FIBD_TRIM_STEP of them each FIBD_TRIM_WAIT: 160 to
- * 230 pages, which BIRD 2 gives to the kernel in a pass or two of its page
- * cleanup (1 to 2 ms a pass here, estimated), rather than the whole backlog's
- * in one go.
+ * The pending set's empty chunks (pending.c) go back to the kernel once
+ * nothing has been pending nor sent for FIBD_TRIM_WAIT, FIBD_TRIM_STEP chunks
+ * (4 MiB, one munmap() each) every FIBD_TRIM_WAIT.
  */
 #define FIBD_TRIM_WAIT	(1 S_)
-#define FIBD_TRIM_STEP	8192
+#define FIBD_TRIM_STEP	16
 
 static void fibd_connect(timer *t);
 static void fibd_disconnect(struct fibd_proto *p, const char *why);
@@ -173,11 +171,11 @@ fibd_pump(struct fibd_proto *p)
   FIBD_KICK(p);
 }
 
-/* Nothing pending: the spare entries go back from FIBD_TRIM_WAIT on, unless changes come first. */
+/* Nothing pending: empty chunks go back from FIBD_TRIM_WAIT on, unless changes come first. */
 static void
 fibd_trim_later(struct fibd_proto *p)
 {
-  if (fibd_pending_spares(&p->q) && !tm_active(p->trim_timer))
+  if (fibd_pending_excess(&p->q) && !tm_active(p->trim_timer))
     FIBD_TM_START(p, p->trim_timer, FIBD_TRIM_WAIT);
 }
 
@@ -187,17 +185,17 @@ fibd_trim(timer *t)
   struct fibd_proto *p = t->data;
   btime quiet = current_time() - p->last_sent;
 
-  /* Changes again: they take spares; the pump calls again once it has sent them. */
+  /* Changes again: they take the chunks; the pump calls again once it has sent them. */
   if (!fibd_pending_empty(&p->q))
     return;
-  /* Sent within the wait: changes come and go (churn), and would take them again. */
+  /* Sent within the wait: changes come and go (churn), and would map chunks again. */
   if (quiet < FIBD_TRIM_WAIT)
   {
     FIBD_TM_START(p, t, FIBD_TRIM_WAIT - quiet);
     return;
   }
   if (fibd_pending_trim(&p->q, FIBD_TRIM_STEP))
-    FIBD_TM_START(p, p->trim_timer, FIBD_TRIM_WAIT);
+    FIBD_TM_START(p, t, FIBD_TRIM_WAIT);
 }
 
 /*
@@ -673,7 +671,7 @@ fibd_disconnect(struct fibd_proto *p, const char *why)
   if (why)
     log(L_WARN "%s: disconnecting from fibd: %s", p->p.name, why);
   fibd_close_session(p);
-  fibd_trim_later(p);			/* the backlog's entries, now spares */
+  fibd_trim_later(p);			/* the backlog's chunks */
   p->st.disconnects++;
   fibd_unlearn_all(p);
   if (p->p.proto_state == PS_UP)
@@ -876,6 +874,7 @@ fibd_cleanup(struct proto *P)
 {
   struct fibd_proto *p = (void *) P;
 
+  fibd_pending_free(&p->q);
   ps_buf_release(&p->enc);
 }
 
@@ -977,8 +976,8 @@ fibd_show_proto_info(struct proto *P)
 	  p->st.routes_sent, p->st.withdraws_sent, p->q.coalesced);
   cli_msg(-1006, "  Pending:          %u changes, %lu bytes; peak %u changes, %lu KiB",
 	  p->q.routes, p->q.bytes, p->q.peak, p->q.peak_mem >> 10);
-  cli_msg(-1006, "  Spare entries:    %u, %lu KiB (given back while nothing is pending)",
-	  fibd_pending_spares(&p->q), fibd_pending_spare_bytes(&p->q) >> 10);
+  cli_msg(-1006, "  Entry chunks:     %u mapped, %u kept empty; peak %u (%u KiB each)",
+	  p->q.chunks, p->q.n_kept, p->q.peak_chunks, FIBD_CHUNK >> 10);
   cli_msg(-1006, "  Kernel results:   %lu installed, %lu removed, %lu failed, %lu waiting, %lu rejected",
 	  p->st.installed, p->st.removed, p->st.failed, p->st.waiting, p->st.rejected);
   if (p->st.encode_errors)

@@ -2,10 +2,11 @@
  * bird-glue's pending set (bird-glue/proto/common/pending.c), outside BIRD:
  * FIFO order with markers, coalescing in place, the pending limit, whole
  * messages per take, long messages and what an entry holds itself, IPv4 keys,
- * the peak memory, growing a step at a time, spare entries, and a long random
- * run against a model that grows and drains the hash many times (lookups after
- * removals from its runs).
+ * the peak memory, growing a step at a time, the chunks entries live in, and a
+ * long random run against a model that grows and drains the hash many times
+ * (lookups after removals from its runs).
  */
+#include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -13,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include <cmocka.h>
 
@@ -94,15 +96,15 @@ take_all(struct fibd_pending *q)
 	return buf;
 }
 
-/* Flush; every entry left is a spare, and trimming gives them all back. */
+/* Flush: every chunk is empty again (kept, or the one being filled); then unmap them. */
 static void
-flush_and_trim(struct fibd_pending *q)
+flush_and_free(struct fibd_pending *q)
 {
 	fibd_pending_flush(q);
 	assert_true(fibd_pending_empty(q));
-	assert_int_equal(fake_sl_live, fibd_pending_spares(q));
-	assert_int_equal(fibd_pending_trim(q, UINT32_MAX), 0);
-	assert_int_equal(fake_sl_live, 0);
+	assert_int_equal(q->chunks, q->n_kept + !!q->fill);
+	fibd_pending_free(q);
+	assert_int_equal(q->chunks, 0);
 }
 
 static void
@@ -131,7 +133,7 @@ test_fifo_markers_and_coalescing(void **state)
 	assert_int_equal(put(&q, NO_LIMIT, 1, "A3 "), 0);
 	assert_string_equal(take_all(&q), "C2 A3 ");
 	assert_int_equal(q.peak, 3);
-	flush_and_trim(&q);
+	flush_and_free(&q);
 }
 
 static void
@@ -149,7 +151,7 @@ test_limit_refuses_only_new_keys(void **state)
 	assert_int_equal(q.routes, 2);
 	assert_string_equal(take_all(&q), "A2 B1 M ");
 	assert_int_equal(put(&q, 2, 3, "C1 "), 0);
-	flush_and_trim(&q);
+	flush_and_free(&q);
 }
 
 static void
@@ -169,7 +171,7 @@ test_take_moves_whole_messages(void **state)
 	assert_int_equal(fibd_pending_take(&q, buf, 6), 6);
 	assert_memory_equal(buf, "abcdef", 6);
 	assert_true(fibd_pending_empty(&q));
-	fibd_pending_flush(&q);
+	flush_and_free(&q);
 }
 
 /* Messages longer than an entry holds: kept apart, replaced both ways, freed. */
@@ -204,7 +206,7 @@ test_long_messages(void **state)
 	assert_int_equal(fake_mb_live, blocks);
 	assert_int_equal(q.bytes, 0);
 	put(&q, NO_LIMIT, 3, a);
-	flush_and_trim(&q);
+	flush_and_free(&q);
 	assert_int_equal(fake_mb_live, blocks);
 }
 
@@ -294,7 +296,7 @@ test_inline_room(void **state)
 		}
 		assert_true(outside);
 	}
-	fibd_pending_flush(&q);
+	flush_and_free(&q);
 }
 
 /* An IPv4 key is its first 4 bytes: what follows them does not count. */
@@ -312,7 +314,7 @@ test_ipv4_key_is_four_bytes(void **state)
 	fibd_pending_route(&q, NO_LIMIT, 6, 24, b, 0, (const byte *)"d ", 2);
 	assert_int_equal(q.routes, 3);
 	assert_string_equal(take_all(&q), "b c d ");
-	fibd_pending_flush(&q);
+	flush_and_free(&q);
 }
 
 /* The peak memory counts the entries pending at the peak, not every one since. */
@@ -333,7 +335,7 @@ test_peak_memory(void **state)
 	assert_int_equal(q.peak, 2001);
 	assert_true(q.peak_mem > first);
 	assert_true(q.peak_mem < first + 256);
-	fibd_pending_flush(&q);
+	flush_and_free(&q);
 	/* 80 bytes an IPv4 entry, and a hash and a pointer a slot of 4096 (3/4 full at most). */
 	assert_int_equal(first, 2000 * 80 + (sizeof(u32) + sizeof(void *)) * 4096);
 	/* An IPv6 entry is larger (its prefix alone takes 12 bytes more). */
@@ -341,7 +343,7 @@ test_peak_memory(void **state)
 	for (uint k = 0; k < 2000; k++)
 		put(&q6, NO_LIMIT, k * 2 + 1, "v6 ");
 	assert_true(q6.peak_mem >= first + 2000 * 12);
-	fibd_pending_flush(&q6);
+	flush_and_free(&q6);
 }
 
 /*
@@ -390,7 +392,7 @@ test_grows_a_step_at_a_time(void **state)
 	snprintf(want + len, sizeof(want) - len, "again ");
 	assert_string_equal(take_all(&q), want);
 	assert_int_equal(q.routes, 0);
-	fibd_pending_flush(&q);
+	flush_and_free(&q);
 }
 
 /* A flush forgets every key: the same keys are new again, in the hash anew. */
@@ -413,16 +415,14 @@ test_flush_then_same_keys(void **state)
 	assert_int_equal(q.cur.order, HASH_MIN);
 	assert_int_equal(q.routes, 0);
 	assert_int_equal(q.bytes, 0);
-	/* The 5,001 entries are spares now, and the next ones reuse them. */
-	assert_int_equal(fibd_pending_spares(&q), 5001);
-	assert_int_equal(fake_sl_live, 5001);
+	assert_int_equal(q.chunks, q.n_kept + 1);
 	put(&q, NO_LIMIT, 7, "a ");
 	put(&q, NO_LIMIT, 4999, "b ");
 	put(&q, NO_LIMIT, 7, "c ");
 	assert_int_equal(q.routes, 2);
 	assert_string_equal(take_all(&q), "c b ");
 	assert_int_equal(q.peak, 5000);
-	fibd_pending_flush(&q);
+	flush_and_free(&q);
 }
 
 /* The hash shrinks once no route is pending, even with markers still queued. */
@@ -448,64 +448,73 @@ test_shrinks_with_markers_left(void **state)
 	assert_int_equal(q.cur.order, HASH_MIN);
 	assert_int_equal(fibd_pending_take(&q, buf, 3), 3);
 	assert_memory_equal(buf, "M1 ", 3);
-	fibd_pending_flush(&q);
+	flush_and_free(&q);
 }
 
 /*
- * Taken entries are kept as spares (pending.c) and reused, each for its own
- * size: an IPv6 entry or a marker is larger than an IPv4 one. They carry
- * nothing over, and go back to the slabs at most max a trim, IPv6 ones first.
+ * Entries live in chunks of 256 KiB (pending.c): empty ones stay mapped for
+ * the next entries, and go back (trim) down to four. Freeing unmaps the rest,
+ * also with entries still queued and their pool gone (BIRD 2 frees a
+ * protocol's pool before its cleanup hook runs).
  */
 static void
-test_spares(void **state)
+test_chunks(void **state)
 {
 	struct fibd_pending q;
-	long live;
+	pool *own = fake_pool_new();
+	char big[200];
+	uint per_chunk = (FIBD_CHUNK - 16) / 80; /* a 16-byte header, 80-byte IPv4 entries */
 
 	(void)state;
-	fibd_pending_init(&q, P);
-	for (uint k = 0; k < 100; k++)
-		put(&q, NO_LIMIT, k * 2, "a-longer-message ");
-	for (uint k = 0; k < 50; k++)
-		put(&q, NO_LIMIT, k * 2 + 1, "b ");
-	mark(&q, "M ");
-	live = fake_sl_live;
-	assert_int_equal(live, 151);
-	take_all(&q);
-	assert_int_equal(q.spares[0], 100);
-	assert_int_equal(q.spares[1], 51);
-	assert_int_equal(fibd_pending_spare_bytes(&q), 100 * 80 + 51 * 112);
-	assert_int_equal(fake_sl_live, live);
+	fibd_pending_init(&q, own);
+	for (uint k = 0; k < 7 * per_chunk; k++)
+		put(&q, NO_LIMIT, k * 2, "v4 ");
+	assert_int_equal(q.chunks, 7);
+	put(&q, NO_LIMIT, 14 * per_chunk, "v4 ");
+	assert_int_equal(q.chunks, 8);
+	while (!fibd_pending_empty(&q))
+		take_all(&q);
+	/* All empty: the one being filled starts again from its beginning, the others are kept. */
+	assert_int_equal(q.chunks, 8);
+	assert_int_equal(q.n_kept, 7);
+	assert_int_equal(fibd_pending_trim(&q, 0), 3);
+	assert_int_equal(fibd_pending_trim(&q, 1), 2);
+	assert_int_equal(q.chunks, 7);
+	assert_int_equal(fibd_pending_trim(&q, UINT32_MAX), 0);
+	assert_int_equal(q.chunks, 5);
+	assert_int_equal(q.n_kept, 4);
 
-	/* 100 new IPv4 keys take the IPv4 spares; the 101st comes from the slab. */
-	for (uint k = 100; k < 201; k++)
-		put(&q, NO_LIMIT, k * 2, "c ");
-	assert_int_equal(q.spares[0], 0);
-	assert_int_equal(q.spares[1], 51);
-	assert_int_equal(fake_sl_live, live + 1);
-	put(&q, NO_LIMIT, 1, "d ");
-	mark(&q, "N ");
-	assert_int_equal(q.spares[1], 49);
-	assert_int_equal(q.routes, 102);
-	assert_int_equal(q.bytes, 101 * 2 + 2 + 2);
-	{
-		char *got = take_all(&q);
-		assert_int_equal(strlen(got), 103 * 2);
-		assert_string_equal(got + 101 * 2, "d N ");
+	/* The next entries take the chunk being filled, then the kept ones, then new ones. */
+	for (uint k = 0; k < 7 * per_chunk; k++)
+		put(&q, NO_LIMIT, k * 2, "v4 ");
+	assert_int_equal(q.chunks, 7);
+	assert_int_equal(q.n_kept, 0);
+	assert_int_equal(q.peak_chunks, 8);
+
+	/* Freed with entries queued (IPv6, markers, long messages too) and the pool gone. */
+	memset(big, 'x', sizeof(big) - 2);
+	big[sizeof(big) - 2] = ' ';
+	big[sizeof(big) - 1] = 0;
+	for (uint k = 0; k < 1000; k++) {
+		put(&q, NO_LIMIT, k * 2 + 1, k % 10 ? "v6 " : big);
+		if (k % 100 == 0)
+			mark(&q, "M ");
 	}
-
-	/* Trimming: at most max, IPv6 and marker entries first. */
-	live = fake_sl_live;
-	assert_int_equal(q.spares[0], 101);
-	assert_int_equal(q.spares[1], 51);
-	assert_int_equal(fibd_pending_trim(&q, 50), 102);
-	assert_int_equal(q.spares[1], 1);
-	assert_int_equal(fake_sl_live, live - 50);
-	assert_int_equal(fibd_pending_trim(&q, 2), 100);
-	assert_int_equal(q.spares[0], 100);
-	assert_int_equal(q.spares[1], 0);
-	assert_int_equal(fibd_pending_trim(&q, 0), 100);
-	flush_and_trim(&q);
+	assert_int_equal(q.chunks, 8);
+	{
+		/* The chunks of the first and the last entry, and the one being filled. */
+		void *was[3] = { (void *)((uintptr_t)q.head & ~(uintptr_t)(FIBD_CHUNK - 1)),
+			(void *)((uintptr_t)q.tail & ~(uintptr_t)(FIBD_CHUNK - 1)), q.fill };
+		fake_pool_free(own);
+		fibd_pending_free(&q);
+		assert_int_equal(q.chunks, 0);
+		assert_true(fibd_pending_empty(&q));
+		for (int i = 0; i < 3; i++) {
+			errno = 0;
+			assert_int_equal(msync(was[i], 4096, MS_ASYNC), -1); /* not mapped */
+			assert_int_equal(errno, ENOMEM);
+		}
+	}
 }
 
 /*
@@ -630,9 +639,9 @@ test_random_against_model(void **state)
 	assert_int_equal(q.routes, 0);
 	assert_int_equal(q.bytes, 0);
 	assert_int_equal(q.cur.order, HASH_MIN);
-	assert_int_equal(fake_sl_live, fibd_pending_spares(&q));
-	assert_int_equal(fibd_pending_trim(&q, UINT32_MAX), 0);
-	assert_int_equal(fake_sl_live, 0);
+	assert_int_equal(q.chunks, q.n_kept + 1);
+	fibd_pending_free(&q);
+	assert_int_equal(q.chunks, 0);
 	free(m.key);
 	free(m.ver);
 	free(m.pos);
@@ -652,7 +661,7 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_grows_a_step_at_a_time, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_flush_then_same_keys, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_shrinks_with_markers_left, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_spares, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_chunks, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_random_against_model, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -14,6 +14,9 @@ typedef uint64_t u64;
 typedef uint8_t byte;
 typedef unsigned int uint;
 
+/* BIRD's fatal error: here an abort, with the message on stderr. */
+void die(const char *msg, ...) __attribute__((noreturn, format(printf, 1, 2)));
+
 #define MIN(a, b) ((a) < (b) ? (a) : (b))
 #define MAX(a, b) ((a) > (b) ? (a) : (b))
 
