@@ -44,9 +44,10 @@ _Static_assert(FIBD_SMALL % 16 == 0 && FIBD_LARGE % 16 == 0, "entries stay 16-by
  * every further page a slab empties to the kernel, one madvise() a page, each
  * a TLB shootdown, then faults it in again. The pending set fills and drains at
  * once in a full feed, and in a perf profile of BIRD 2.19.2 in the churn bench
- * those madvise() calls took 8 to 14 % of BIRD's samples, none without the
- * protocol; given back later, in steady state, a pass of BIRD's page cleanup
- * held its loop up to 24 ms.
+ * (its fibd run alone) those madvise() calls took 8 to 14 % of BIRD's samples,
+ * none without the protocol. Given back through the slabs later, in steady
+ * state, the slowest probe of one run took 24 ms, BIRD running (put down to
+ * its page cleanup; not profiled).
  *
  * Entries are taken in the order they were allocated (a change that replaces a
  * pending one keeps its entry), so chunks empty in order. An empty chunk is
