@@ -87,9 +87,9 @@ e_room(struct enc *e, size_t n)
 	return b->data + b->len;
 }
 
-/* A one-byte tag and v in 0, 1, 2 or 4 big-endian bytes (len). */
+/* A one-byte tag and v in 0, 1, 2, 4 or 8 big-endian bytes (len). */
 static inline void
-e_tag(struct enc *e, uint8_t tag, uint32_t v, unsigned len)
+e_tag(struct enc *e, uint8_t tag, uint64_t v, unsigned len)
 {
 	uint8_t *p = e_room(e, 1 + len);
 
@@ -104,22 +104,16 @@ e_tag(struct enc *e, uint8_t tag, uint32_t v, unsigned len)
 static void
 e_uint(struct enc *e, uint64_t v)
 {
-	uint8_t *p;
-
 	if (v < 0x80)
 		e_tag(e, (uint8_t)v, 0, 0);
 	else if (v <= 0xff)
-		e_tag(e, 0xcc, (uint32_t)v, 1);
+		e_tag(e, 0xcc, v, 1);
 	else if (v <= 0xffff)
-		e_tag(e, 0xcd, (uint32_t)v, 2);
+		e_tag(e, 0xcd, v, 2);
 	else if (v <= 0xffffffff)
-		e_tag(e, 0xce, (uint32_t)v, 4);
-	else if ((p = e_room(e, 9))) {
-		p[0] = 0xcf;
-		for (unsigned i = 0; i < 8; i++)
-			p[1 + i] = (uint8_t)(v >> (8 * (7 - i)));
-		e->b->len += 9;
-	}
+		e_tag(e, 0xce, v, 4);
+	else
+		e_tag(e, 0xcf, v, 8);
 }
 
 /* A map's or an array's header: fixmap 0x80 or fixarray 0x90, then 16 and 32 bits. */
@@ -167,11 +161,11 @@ static void
 e_sized(struct enc *e, uint8_t tag8, const void *p, size_t n)
 {
 	if (n <= 0xff)
-		e_tag(e, tag8, (uint32_t)n, 1);
+		e_tag(e, tag8, n, 1);
 	else if (n <= 0xffff)
-		e_tag(e, tag8 + 1, (uint32_t)n, 2);
+		e_tag(e, tag8 + 1, n, 2);
 	else
-		e_tag(e, tag8 + 2, (uint32_t)n, 4);
+		e_tag(e, tag8 + 2, n, 4);
 	e_bytes(e, p, n);
 }
 

@@ -424,6 +424,17 @@ chunk_keep(struct fibd_pending *q, struct fibd_chunk *c)
   q->n_kept++;
 }
 
+/* The last chunk kept, taken off the list (there is one). */
+static struct fibd_chunk *
+chunk_unkeep(struct fibd_pending *q)
+{
+  struct fibd_chunk *c = q->kept;
+
+  q->kept = c->next;
+  q->n_kept--;
+  return c;
+}
+
 /* A zeroed entry, at the end of the chunk being filled or in a new one. */
 static struct fibd_entry *
 entry_alloc(struct fibd_pending *q, u8 kind, u8 fam)
@@ -435,11 +446,7 @@ entry_alloc(struct fibd_pending *q, u8 kind, u8 fam)
   if (!c || c->used + size > FIBD_CHUNK)
   {
     if (q->kept)
-    {
-      c = q->kept;
-      q->kept = c->next;
-      q->n_kept--;
-    }
+      c = chunk_unkeep(q);
     else
     {
       c = chunk_map();
@@ -529,11 +536,8 @@ fibd_pending_trim(struct fibd_pending *q, uint max)
 {
   for (; max && q->n_kept > FIBD_CHUNK_KEEP; max--)
   {
-    struct fibd_chunk *c = q->kept;
-    q->kept = c->next;
-    q->n_kept--;
+    chunk_unmap(chunk_unkeep(q));
     q->chunks--;
-    chunk_unmap(c);
   }
   return fibd_pending_excess(q);
 }
@@ -567,14 +571,9 @@ fibd_pending_free(struct fibd_pending *q)
   if (q->fill)
     chunk_unmap(q->fill);
   while (q->kept)
-  {
-    c = q->kept;
-    q->kept = c->next;
-    chunk_unmap(c);
-  }
+    chunk_unmap(chunk_unkeep(q));
   q->head = q->tail = NULL;
   q->fill = NULL;
-  q->n_kept = 0;
   q->chunks = 0;
 }
 

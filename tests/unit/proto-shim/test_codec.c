@@ -347,6 +347,15 @@ raw_str(struct raw *r, const char *s)
 	msgpack_pack_str_with_body(&r->pk, s, strlen(s));
 }
 
+/* The head of a message: [type, a map of that many fields]; the fields follow. */
+static void
+raw_head(struct raw *r, uint64_t type, unsigned fields)
+{
+	msgpack_pack_array(&r->pk, 2);
+	raw_u(r, type);
+	msgpack_pack_map(&r->pk, fields);
+}
+
 /* Decode raw bytes: expect an error with this code and field (field NULL: any). */
 static void
 expect_fault(const struct raw *r, int err, int code, const char *field, const char *what)
@@ -399,9 +408,7 @@ raw_route(struct raw *r, const struct route_spec *sp)
 	for (unsigned i = 0; i < 4; i++)
 		n += keys[i] != sp->skip;
 	n += !!sp->extra;
-	msgpack_pack_array(&r->pk, 2);
-	raw_u(r, PS_ROUTE);
-	msgpack_pack_map(&r->pk, n);
+	raw_head(r, PS_ROUTE, n);
 	for (unsigned i = 0; i < 4; i++) {
 		unsigned k = keys[i];
 		if (k == sp->skip)
@@ -682,9 +689,7 @@ test_encoder_matches_msgpack_c(void **state)
 	for (size_t i = 0; i < sizeof(ints) / sizeof(ints[0]); i++) {
 		struct raw r;
 		raw_init(&r);
-		msgpack_pack_array(&r.pk, 2);
-		raw_u(&r, PS_PING);
-		msgpack_pack_map(&r.pk, 1);
+		raw_head(&r, PS_PING, 1);
 		raw_u(&r, 1);
 		raw_u(&r, ints[i]);
 		memset(m, 0, sizeof(*m));
@@ -699,9 +704,7 @@ test_encoder_matches_msgpack_c(void **state)
 	for (size_t i = 0; i < sizeof(lens) / sizeof(lens[0]); i++) {
 		struct raw r;
 		raw_init(&r);
-		msgpack_pack_array(&r.pk, 2);
-		raw_u(&r, PS_CTL_CHUNK);
-		msgpack_pack_map(&r.pk, 2);
+		raw_head(&r, PS_CTL_CHUNK, 2);
 		raw_u(&r, 1);
 		raw_u(&r, 70000);
 		raw_u(&r, 2);
@@ -717,9 +720,7 @@ test_encoder_matches_msgpack_c(void **state)
 		if (!lens[i] || lens[i] > PS_TEXT_MAX)
 			continue;
 		raw_init(&r);
-		msgpack_pack_array(&r.pk, 2);
-		raw_u(&r, PS_CTL_END);
-		msgpack_pack_map(&r.pk, 3);
+		raw_head(&r, PS_CTL_END, 3);
 		raw_u(&r, 1);
 		raw_u(&r, 300);
 		raw_u(&r, 2);
@@ -740,9 +741,7 @@ test_encoder_matches_msgpack_c(void **state)
 	for (size_t i = 0; i < sizeof(counts) / sizeof(counts[0]); i++) {
 		struct raw r;
 		raw_init(&r);
-		msgpack_pack_array(&r.pk, 2);
-		raw_u(&r, PS_CTL_REQUEST);
-		msgpack_pack_map(&r.pk, 2 + !!counts[i]);
+		raw_head(&r, PS_CTL_REQUEST, 2 + !!counts[i]);
 		raw_u(&r, 1);
 		raw_u(&r, 7);
 		raw_u(&r, 2);
@@ -767,9 +766,7 @@ test_encoder_matches_msgpack_c(void **state)
 	for (int v = 0; v < 2; v++) {
 		struct raw r;
 		raw_init(&r);
-		msgpack_pack_array(&r.pk, 2);
-		raw_u(&r, PS_HELLO);
-		msgpack_pack_map(&r.pk, 4);
+		raw_head(&r, PS_HELLO, 4);
 		raw_u(&r, 1);
 		msgpack_pack_array(&r.pk, 1);
 		raw_u(&r, 1);
@@ -825,9 +822,7 @@ test_malformed(void **state)
 	raw_free(&r);
 
 	raw_init(&r);
-	msgpack_pack_array(&r.pk, 2);
-	raw_u(&r, 99);
-	msgpack_pack_map(&r.pk, 0);
+	raw_head(&r, 99, 0);
 	expect_fault(&r, -EBADMSG, PS_E_UNKNOWN_TYPE, "type", "unknown type");
 	raw_free(&r);
 
@@ -840,25 +835,19 @@ test_malformed(void **state)
 	raw_free(&r);
 
 	raw_init(&r);
-	msgpack_pack_array(&r.pk, 2);
-	raw_u(&r, PS_PING);
-	msgpack_pack_map(&r.pk, 1);
+	raw_head(&r, PS_PING, 1);
 	raw_str(&r, "token");
 	raw_u(&r, 1);
 	expect_fault(&r, -EBADMSG, PS_E_MALFORMED, "body", "string key");
 	raw_free(&r);
 
 	raw_init(&r);
-	msgpack_pack_array(&r.pk, 2);
-	raw_u(&r, PS_PING);
-	msgpack_pack_map(&r.pk, 0);
+	raw_head(&r, PS_PING, 0);
 	expect_fault(&r, -EBADMSG, PS_E_FIELD, "token", "missing token");
 	raw_free(&r);
 
 	raw_init(&r);
-	msgpack_pack_array(&r.pk, 2);
-	raw_u(&r, PS_HELLO);
-	msgpack_pack_map(&r.pk, 2);
+	raw_head(&r, PS_HELLO, 2);
 	raw_u(&r, 1);
 	msgpack_pack_array(&r.pk, 1);
 	raw_u(&r, 1);
@@ -868,9 +857,7 @@ test_malformed(void **state)
 	raw_free(&r);
 
 	raw_init(&r);
-	msgpack_pack_array(&r.pk, 2);
-	raw_u(&r, PS_HELLO);
-	msgpack_pack_map(&r.pk, 3);
+	raw_head(&r, PS_HELLO, 3);
 	raw_u(&r, 1);
 	msgpack_pack_array(&r.pk, 17);
 	for (int i = 0; i < 17; i++)
@@ -883,9 +870,7 @@ test_malformed(void **state)
 	raw_free(&r);
 
 	raw_init(&r);
-	msgpack_pack_array(&r.pk, 2);
-	raw_u(&r, PS_HELLO);
-	msgpack_pack_map(&r.pk, 3);
+	raw_head(&r, PS_HELLO, 3);
 	raw_u(&r, 1);
 	msgpack_pack_array(&r.pk, 1);
 	raw_u(&r, 1);
@@ -906,9 +891,7 @@ test_malformed(void **state)
 
 	/* Nesting past PS_DEPTH_MAX, even inside an unknown key. */
 	raw_init(&r);
-	msgpack_pack_array(&r.pk, 2);
-	raw_u(&r, PS_PING);
-	msgpack_pack_map(&r.pk, 2);
+	raw_head(&r, PS_PING, 2);
 	raw_u(&r, 1);
 	raw_u(&r, 5);
 	raw_u(&r, 40);
@@ -1021,9 +1004,7 @@ test_unknown_keys_skipped(void **state)
 	assert_non_null(out);
 	assert_non_null(ref);
 	raw_init(&r);
-	msgpack_pack_array(&r.pk, 2);
-	raw_u(&r, PS_ROUTE);
-	msgpack_pack_map(&r.pk, 6);
+	raw_head(&r, PS_ROUTE, 6);
 	raw_u(&r, 40); /* unknown: a nested map of arrays */
 	msgpack_pack_map(&r.pk, 1);
 	raw_str(&r, "x");
