@@ -184,7 +184,7 @@ bird_check_end bird-3.3.2-make-check build/bird-3-check.log
 for v in 2.19.2 3.3.2; do
 	phase "the BIRD scenarios again, with BIRD $v"
 	rc=0
-	BIRD_DIR=$PWD/build/bird-$v meson test -C build-test --print-errorlogs --num-processes 1 \
+	BIRD_DIR=$PWD/build/bird-$v meson test -C build-test --print-errorlogs --num-processes 2 \
 		80-bird 81-bird-restart 82-bird-learn 83-bird-stall 85-bgp-bird || rc=$?
 	summary+=("$(count_results build-test | sed "s/ build-test\$/ bird-$v-scenarios/")")
 	[ $rc -eq 0 ] || status=1
