@@ -156,9 +156,20 @@ _exit_seen() {
 	return 0
 }
 
+# _child PID: PID is a running child of this shell. One that ended may have had
+# its PID given to another process since, another scenario's perhaps (two
+# run at once): that is not to be signalled.
+_child() {
+	local stat f
+	read -r stat 2>/dev/null <"/proc/$1/stat" || return 1
+	read -r -a f <<<"${stat##*) }" # past the command's name, which may hold anything
+	[ "${f[1]}" = "$BASHPID" ]      # state, then the parent's PID
+}
+
 # stop_pid PID [SIGNAL]: signal one of our processes and wait (bounded) for it.
 stop_pid() {
 	local pid=$1 sig=${2:-TERM} status=0
+	_child "$pid" || return 0
 	kill -s "$sig" "$pid" 2>/dev/null || return 0
 	# bash reports a killed job on its stderr when it reaps it: not a failure.
 	{
@@ -210,11 +221,11 @@ routes_py() {
 _cleanup() {
 	local rc=$? alive=() status
 	for pid in "${_pids[@]}"; do
-		kill -s TERM "$pid" 2>/dev/null && alive+=("$pid")
+		_child "$pid" && kill -s TERM "$pid" 2>/dev/null && alive+=("$pid")
 	done
 	for pid in "${alive[@]}"; do
 		for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
-		kill -s KILL "$pid" 2>/dev/null || true
+		_child "$pid" && kill -s KILL "$pid" 2>/dev/null
 		status=0
 		wait "$pid" 2>/dev/null || status=$?
 		_exit_seen "$pid" TERM "$status"
