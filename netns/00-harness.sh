@@ -6,7 +6,7 @@ set -u
 . "$(dirname "$0")/lib.sh"
 
 require_root
-tap_plan 12
+tap_plan 13
 
 ns_new A a
 ns_new B b
@@ -50,15 +50,30 @@ read -r child_ns child_pid <<<"$child"
 check "a finished script leaves no namespace and no process" \
 	bash -c "! ip netns list | grep -q '^$child_ns' && ! kill -0 $child_pid 2>/dev/null"
 
+# The cleanup and stop_pid signal only the script's own children: a PID it
+# started may name another's process once it has ended (PIDs are reused; two
+# scenarios run at once).
+sleep 600 &
+other=$!
+bash -c '
+	. "'"$(dirname "$0")"'/lib.sh"
+	_pids+=("$1")
+	stop_pid "$1" KILL
+' _ "$other"
+check "stop_pid and the cleanup leave a process that is not the script's child alone" kill -0 "$other"
+kill "$other"
+wait "$other" 2>/dev/null
+
 # watch_exit: a watched process that exits 3 on TERM fails its script, whether
 # stop_pid or the cleanup stops it; one that exits 0 does not.
 watched() { # how the process ends on TERM, who stops it
 	bash -c '
 		. "'"$(dirname "$0")"'/lib.sh"
 		: >"$3"
-		start_bg P bash -c "trap \"kill \\\$!; exit $1\" TERM; sleep 600 & wait"
+		rm -f "$3.trap"
+		start_bg P bash -c "trap \"kill \\\$!; exit $1\" TERM; : >$3.trap; sleep 600 & wait"
 		watch_exit "$P" fail "$3"
-		sleep 0.2
+		wait_until 10 test -e "$3.trap" # its trap is set
 		[ "$2" = stop_pid ] && stop_pid "$P" TERM
 		true
 	' _ "$@"
@@ -87,4 +102,4 @@ check "reap_pid: a watched process that exits 3 by itself fails the script" \
 	bash -c 'grep -q "^not ok .*ended with status 3 by itself" <<<"$1"' _ "$out"
 out=$(reaped 0 "$log")
 check "reap_pid: one that exits 0 by itself passes" bash -c '! grep -q "^not ok" <<<"$1"' _ "$out"
-rm -f "$log"
+rm -f "$log" "$log.trap"
