@@ -48,19 +48,26 @@ for _ in range(4):
 slow=$!
 _pids+=("$slow")
 most=$before
+# A status asked while the dump is stalled: answered before the reader is done
+# (it reads for about 4 s; a fibd held by it would answer only then). Not timed.
+asked=0
 answered=0
-for _ in $(seq 16); do
-	sleep 0.25
+sleep 0.25
+while [ "$asked" -lt 16 ] && kill -0 "$slow" 2>/dev/null; do
 	r=$(rss)
 	[ "$r" -gt "$most" ] && most=$r
-	timeout 1 ip netns exec "$A" "$FIBCTL" -s "$SOCK" status >/dev/null 2>&1 && answered=$((answered + 1))
+	asked=$((asked + 1))
+	timeout 20 ip netns exec "$A" "$FIBCTL" -s "$SOCK" status >/dev/null 2>&1 &&
+		kill -0 "$slow" 2>/dev/null && answered=$((answered + 1))
+	sleep 0.25
 done
 wait "$slow" 2>/dev/null
-diag "fibd RSS ${before} KiB before, at most ${most} KiB during the slow dump; status answered $answered of 16"
+diag "fibd RSS ${before} KiB before, at most ${most} KiB during the slow dump; status answered $answered of $asked while it lasted"
 # (Under ASan, freed buffers sit in its quarantine: 4 MiB of growth there, 0.3
 # MiB in the plain build. Holding the whole dump would take over 20 MiB.)
 check "a slow reader grows fibd's memory by less than 8 MiB (the whole dump is about 11 MiB)" test $((most - before)) -lt 8192
-check "a slow reader stalls no other client (16 of 16 status within 1 s)" test "$answered" -eq 16
+check "a slow reader stalls no other client (status answered while it reads, 3 times at least)" \
+	test "$answered" -ge 3
 # Fast readers: a dump in each form read as fast as it comes. Whatever the
 # form, fibd's memory grows by its buffers (a part, the session's output), not
 # with the table: under 1 MiB. Not under ASan: its quarantine keeps every part

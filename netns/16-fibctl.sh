@@ -104,11 +104,21 @@ WATCH=$!
 fibctl_in "$A" "$SOCK" -j watch >"$W/watch.json" 2>&1 &
 WATCHJ=$!
 _pids+=("$WATCH" "$WATCHJ")
-sleep 0.3
+# Both watch once each has shown an event: another's route, added and deleted
+# again until they have (a fixed wait lost to a busy machine).
+watching() {
+	ip -n "$A" route del 198.19.0.0/24 table 100 2>/dev/null
+	ip -n "$A" route add 198.19.0.0/24 via 198.51.100.1 table 100 proto static &&
+		grep -q 198.19.0.0/24 "$W/watch" && grep -q 198.19.0.0/24 "$W/watch.json"
+}
+wait_until 20 watching
+ip -n "$A" route del 198.19.0.0/24 table 100
 printf '192.0.2.0/24 via 198.51.100.1\n192.0.2.128/25 via 198.51.100.1\n' >"$W/two"
 fibctl_in "$A" "$SOCK" feed --wait --name two --table 100 "$W/two" >/dev/null
 ip -n "$A" route add 198.18.0.0/15 via 198.51.100.1 table 100 proto static
-sleep 0.3
+# Events come in order: once both show the last one, they have the others.
+seen() { grep -q "kernel-add 198.18.0.0/15" "$W/watch" && grep -q 198.18.0.0/15 "$W/watch.json"; }
+wait_until 20 seen
 kill "$WATCH" "$WATCHJ"
 wait "$WATCH" "$WATCHJ" 2>/dev/null
 diag "$(cat "$W/watch")"
