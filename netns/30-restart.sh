@@ -20,7 +20,7 @@ echo "192.0.2.0/24 nexthop via 198.51.100.1 dev va weight 2 nexthop via 198.51.1
 printf '10.77.%d.0/24 via 198.51.100.1 dev va\n' 1 2 3 4 5 >"$W/other"
 ip -n "$NS" route add 203.0.113.0/24 via 198.51.100.1 table 100 proto static
 
-FIBD_CONF="startup_grace = 3
+FIBD_CONF="startup_grace = 6
 nexthop_objects = ${NEXTHOP_OBJECTS:-auto}"
 diag "nexthop_objects = ${NEXTHOP_OBJECTS:-auto}"
 start_fibd FIBD_PID "$NS" "$SOCK" || { not_ok "fibd starts"; exit 1; }
@@ -54,7 +54,7 @@ assert n["adds"] == 0 and n["replaces"] == 0, n
 ' "$status"
 
 # After the grace time the unclaimed ones go: 1000 in table 100, all of table 300.
-check "after the grace time, routes nobody claimed are withdrawn" wait_until 15 python3 -c '
+check "after the grace time, routes nobody claimed are withdrawn" wait_until 30 python3 -c '
 import json, subprocess, sys
 s = json.loads(subprocess.run(sys.argv[1:], capture_output=True, text=True).stdout)
 assert s["sync"]["routes_pruned"] == 1005 and s["netlink"]["queued"] == 0 and s["netlink"]["inflight"] == 0, s["sync"]
