@@ -36,7 +36,7 @@ assert all(x["family"] == "inet6" and x["state"] == "installed" for x in a)
 ' "$N6" < <(fibctl_in "$A" "$SOCK" dump --family 6 --format json)
 
 # A slow reader: 64 KiB a second for 4 s. fibd's memory stays flat meanwhile,
-# and another client's status is answered at once.
+# and another client's status is answered while it reads.
 rss() { awk '/^VmRSS/ { print $2 }' "/proc/$FIBD_PID/status"; }
 before=$(rss)
 ( fibctl_in "$A" "$SOCK" dump | python3 -c '

@@ -108,7 +108,7 @@ _pids+=("$WATCH" "$WATCHJ")
 # again until they have (a fixed wait lost to a busy machine).
 watching() {
 	ip -n "$A" route del 198.19.0.0/24 table 100 2>/dev/null
-	ip -n "$A" route add 198.19.0.0/24 via 198.51.100.1 table 100 proto static &&
+	ip -n "$A" route add 198.19.0.0/24 via 198.51.100.1 table 100 proto 99 &&
 		grep -q 198.19.0.0/24 "$W/watch" && grep -q 198.19.0.0/24 "$W/watch.json"
 }
 wait_until 20 watching
@@ -131,7 +131,7 @@ import json, sys
 ev = [json.loads(l) for l in sys.stdin]
 got = [(e["event"], e["prefix"]) for e in ev]
 assert ("desired", "192.0.2.128/25") in got and ("installed", "192.0.2.128/25") in got, got
-assert any(e["event"] == "kernel-add" and e["protocol"] == 4 for e in ev), got
+assert any(e["event"] == "kernel-add" and e["prefix"] == "198.18.0.0/15" and e["protocol"] == 4 for e in ev), got
 ' <"$W/watch.json"
 
 # ---- dump --format binary ----

@@ -173,7 +173,7 @@ stop_pid() {
 	kill -s "$sig" "$pid" 2>/dev/null || return 0
 	# bash reports a killed job on its stderr when it reaps it: not a failure.
 	{
-		wait_until 10 bash -c "! kill -0 $pid" || kill -s KILL "$pid"
+		wait_until 10 bash -c "! kill -0 $pid" || { _child "$pid" && kill -s KILL "$pid"; }
 		wait "$pid" || status=$?
 	} 2>/dev/null
 	_exit_seen "$pid" "$sig" "$status"

@@ -138,9 +138,9 @@ bird_check bird-make-check build/bird-check.log build/bird
 # suites, they were not done (CI waited 2 min 33 s for them; 27 min 13 s in
 # all); waited for after the sanitizer stage, they were, but the suites beside
 # them ran longer by as much (27 min 14 s): two cores, the same CPU time. With
-# the netns scenarios two at a time, the werror stage took 9 min 46 s (12 min 40 s
-# before) and the sanitizer stage 11 min 05 s (9 min 55 s): 25 min 55 s in all
-# (27 min 28 s) in one fresh-clone run each.
+# the netns scenarios two at a time (410a316), the werror stage took 9 min 46 s
+# (12 min 40 s before) and the sanitizer stage 11 min 05 s (9 min 55 s): 25 min
+# 55 s in all (27 min 28 s), in one fresh-clone run each.
 phase "BIRD 2.19.2 and 3.3.2 (upstream's source beside the repository), and their make check, in the background"
 bird_check_bg build/bird-2.19-check.log --bird 2.19 build/bird-2.19.2
 bird_check_bg build/bird-3-check.log --bird 3 build/bird-3.3.2
