@@ -104,12 +104,12 @@ WATCH=$!
 fibctl_in "$A" "$SOCK" -j watch >"$W/watch.json" 2>&1 &
 WATCHJ=$!
 _pids+=("$WATCH" "$WATCHJ")
+both_show() { grep -q "$1" "$W/watch" && grep -q "$1" "$W/watch.json"; }
 # Both watch once each has shown an event: another's route, added and deleted
 # again until they have (a fixed wait lost to a busy machine).
 watching() {
 	ip -n "$A" route del 198.19.0.0/24 table 100 2>/dev/null
-	ip -n "$A" route add 198.19.0.0/24 via 198.51.100.1 table 100 proto 99 &&
-		grep -q 198.19.0.0/24 "$W/watch" && grep -q 198.19.0.0/24 "$W/watch.json"
+	ip -n "$A" route add 198.19.0.0/24 via 198.51.100.1 table 100 proto 99 && both_show 198.19.0.0/24
 }
 wait_until 20 watching
 ip -n "$A" route del 198.19.0.0/24 table 100
@@ -117,8 +117,7 @@ printf '192.0.2.0/24 via 198.51.100.1\n192.0.2.128/25 via 198.51.100.1\n' >"$W/t
 fibctl_in "$A" "$SOCK" feed --wait --name two --table 100 "$W/two" >/dev/null
 ip -n "$A" route add 198.18.0.0/15 via 198.51.100.1 table 100 proto static
 # Events come in order: once both show the last one, they have the others.
-seen() { grep -q "kernel-add 198.18.0.0/15" "$W/watch" && grep -q 198.18.0.0/15 "$W/watch.json"; }
-wait_until 20 seen
+wait_until 20 both_show 198.18.0.0/15
 kill "$WATCH" "$WATCHJ"
 wait "$WATCH" "$WATCHJ" 2>/dev/null
 diag "$(cat "$W/watch")"
