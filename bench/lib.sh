@@ -75,7 +75,7 @@ glue_pending() {
 	shift
 	for f in "$@"; do
 		ip netns exec "$NS" "$BIRD_DIR/birdc" -s "$ctl" show protocols all "$f" |
-			sed -n "s/^ *Pending: */$f: /p; s/^ *Export paused: */$f export paused /p" || true
+			sed -n "s/^ *Pending: */$f: /p; s/^ *Export paused: */$f export paused /p; s/^ *Export past mark: */$f export past the mark: /p" || true
 	done
 }
 

@@ -202,14 +202,24 @@ fibd_trim(timer *t)
  * Whether to skip an export (BIRD 3) or feed (BIRD 2) run: the pending set is
  * at the high-water mark and fibd reads it, and BIRD is not corked. The
  * changes wait in BIRD's table meanwhile; fibd_export_resume runs the
- * skipped events again.
+ * skipped events again. A run at the mark that goes all the same is counted
+ * with its reason, so that a pending set far past the mark is explained.
  */
 static int
 fibd_export_pause(struct fibd_proto *p)
 {
-  if (p->state != FIBD_S_UP || p->q.routes < FIBD_EXPORT_HIGH ||
-      current_time() - p->last_sent >= FIBD_EXPORT_STALL || fibd_export_corked())
+  if (p->state != FIBD_S_UP || p->q.routes < FIBD_EXPORT_HIGH)
     return 0;
+  if (fibd_export_corked())
+  {
+    p->st.export_corked++;
+    return 0;
+  }
+  if (current_time() - p->last_sent >= FIBD_EXPORT_STALL)
+  {
+    p->st.export_unread++;
+    return 0;
+  }
   if (!p->export_paused)
     p->st.export_pauses++;
   return 1;
@@ -990,6 +1000,9 @@ fibd_show_proto_info(struct proto *P)
   if (p->st.export_pauses)
     cli_msg(-1006, "  Export paused:    %lu times at %u pending changes%s", p->st.export_pauses,
 	    FIBD_EXPORT_HIGH, p->export_paused ? ", now" : "");
+  if (p->st.export_corked || p->st.export_unread)
+    cli_msg(-1006, "  Export past mark: %lu runs while BIRD was corked, %lu while fibd did not read",
+	    p->st.export_corked, p->st.export_unread);
   if (p->feed_ended)
     cli_msg(-1006, "  Last full feed:   %lu routes queued in %t s, %t s ago", p->feed_routes,
 	    p->feed_ended - p->feed_started, current_time() - p->feed_ended);
