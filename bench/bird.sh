@@ -7,6 +7,10 @@
 #   floor   the minimal writer (bench/nlwriter) installing the same routes:
 #           with the median start-up, about the soonest any export could
 #           converge here (a BIRD that starts faster than its median may beat it)
+#   none    the same BIRD and routes with no export protocol, probed as the
+#           others are, the routes held once BIRD has imported them
+#           (bird_probe.py --held-by): what BIRD's CLI and CPU cost with nothing
+#           to export, in the load and in steady state, the reference for both
 #   kernel  BIRD's own kernel protocol (k4 and k6, scan time 10), the reference
 #   fibd    the same BIRD with one protocol fibd for both families (f1)
 #   fibd46  and with two, f4 and f6, as operators write k4 and k6 today
@@ -36,7 +40,7 @@
 # The routes are shaped like today's DFZ (routes.py gen-dfz: its length mix,
 # clustered as allocations are, prefixes inside others); --uniform takes
 # routes.py gen instead (/24s and /48s spread evenly), as measured before.
-# BENCH_ONLY=bgp runs the start-up, kernel, bgp, frr, feed and replay runs (bench/run.sh bgp).
+# BENCH_ONLY=bgp runs the start-up, no export, kernel, bgp, frr, feed and replay runs (bench/run.sh bgp).
 set -euo pipefail
 gen=gen-dfz
 [ "${1:-}" = --uniform ] && { gen=gen; shift; }
@@ -97,13 +101,15 @@ start_frr() {
 	exit 1
 }
 
-# run NAME EXPORT_CONFIG [fibd FIBD_CONF | frr]: BIRD with the static routes
-# and the given export protocols, and what takes the routes into the kernel:
-# BIRD itself, fibd (with FIBD_CONF; fibctl status probed during the load) or
-# FRR. The probe's JSON into $W/NAME.json. With no export protocol, only the
-# time until BIRD answers (the probe's --startup).
+# run NAME EXPORT_CONFIG [fibd FIBD_CONF | frr | held]: BIRD with the static
+# routes and the given export protocols, and what takes the routes into the
+# kernel: BIRD itself, fibd (with FIBD_CONF; fibctl status probed during the
+# load) or FRR. The probe's JSON into $W/NAME.json. With no export protocol,
+# only the time until BIRD answers (the probe's --startup); with held, probed
+# as the others until BIRD's static protocols hold the routes, then in steady
+# state.
 run() {
-	local name=$1 export=$2 recv=${3:-} fibd_conf=${4:-} fibd_pid="" frr_pids=() bird_pid table=100 base mark
+	local name=$1 export=$2 recv=${3:-} fibd_conf=${4:-} fibd_pid="" frr_pids=() bird_pid table=100 base mark held=()
 	fresh_ns "$name"
 	# BGP sessions between addresses of lo: FRR's zebra ignores 127.0.0.0/8
 	ip -n "$NS" addr add 203.0.113.1/32 dev lo
@@ -134,10 +140,11 @@ print("%d,%d" % sampler.held_besides(int(sys.argv[2]), sys.argv[3]))' "$here/../
 	rm -f "$W/bird.ctl"
 	start_bird "$W/bird-$name.conf" "$W/bird.ctl"
 	bird_pid=$bird_started
-	if [ -z "$export" ]; then
+	[ "$recv" = held ] && held=(--held-by s4+s6) # (routes.py bird-static s: protocols s4 and s6)
+	if [ -z "$export" ] && [ "$recv" != held ]; then
 		ip netns exec "$NS" python3 "$here/bird_probe.py" --startup "$W/bird.ctl" 2 >"$W/$name.json"
 	else
-		ip netns exec "$NS" python3 "$here/bird_probe.py" --from "$STARTUP" "${mark[@]}" --base "$base" --sample "$W/sample4" \
+		ip netns exec "$NS" python3 "$here/bird_probe.py" --from "$STARTUP" "${mark[@]}" "${held[@]}" --base "$base" --sample "$W/sample4" \
 			"$W/bird.ctl" "$table" "$N4" "$N6" "$STEADY" "$bird_pid" $fibd_pid "${frr_pids[@]}" >"$W/$name.json"
 	fi
 	if [ "$recv" = fibd ]; then
@@ -175,6 +182,7 @@ print("  its slowest answer in the 2 s after: %s ms" % ", ".join(str(x.get("afte
 print(median)' "$W/start1.json" "$W/start2.json" "$W/start3.json")
 head -n 2 <<<"$startup"
 STARTUP=$(tail -n 1 <<<"$startup")
+run none "" held
 run kernel "protocol kernel k4 { kernel table 100; scan time 10; ipv4 { export all; }; }
 protocol kernel k6 { kernel table 100; scan time 10; ipv6 { export all; }; }"
 if [ "${BENCH_ONLY:-}" != bgp ]; then
@@ -238,17 +246,17 @@ python3 - "$W" "$feed_s" "$feed_cpu" "$replay_cpu" "$STARTUP" "$floor_s" <<'PY'
 import json, sys
 w, feed_s, feed_cpu, replay_cpu, startup_s, floor_s = sys.argv[1:7]
 replay = json.load(open(f"{w}/replay.json"))
-names = ("kernel", "fibd", "fibd46", "bgp", "frr")
-heads = ("kernel k4/k6", "fibd f1", "fibd f4/f6", "BGP to fibd", "BGP to zebra")
+names = ("none", "kernel", "fibd", "fibd46", "bgp", "frr")
+heads = ("no export", "kernel k4/k6", "fibd f1", "fibd f4/f6", "BGP to fibd", "BGP to zebra")
 runs = {n: json.load(open(f"{w}/{n}.json")) for n in names}
-for n in names[1:]:
+for n in names[2:]:
     runs[n]["status"] = json.load(open(f"{w}/{n}.status"))
 pend = {n: "; ".join(open(f"{w}/{n}.pending").read().split("\n")).strip("; ") for n in ("fibd", "fibd46")}
 def g(d, *path):
     for p in path:
         d = d.get(p) if isinstance(d, dict) else None
     return "-" if d is None else d
-rows = [("time to converge (s)", ("converge_s",)), ("first answer (s)", ("first_answer_s",))]
+rows = [("time to converge (s; no export: imported)", ("converge_s",)), ("first answer (s)", ("first_answer_s",))]
 for phase in ("load", "steady"):
     for key in ("probes", "p50_ms", "p95_ms", "p99_ms", "max_ms", "timeouts_1s"):
         rows.append((f"birdc show status, {phase}: {key}", (phase, key)))
@@ -279,14 +287,14 @@ print(f"{'':44}" + "".join(f"{h:>14}" for h in heads))
 for label, path in rows:
     print(f"{label:44}" + "".join(f"{g(runs[n], *path)!s:>14}" for n in names))
 ck, b, z = runs["kernel"].get("converge_s"), runs["bgp"], runs["frr"]
-for n, h in zip(names[1:4], heads[1:4]):
+for n, h in zip(names[2:5], heads[2:5]):
     if ck and runs[n].get("converge_s"):
         print(f"converge time, {h} / kernel protocol: {runs[n]['converge_s'] / ck:.2f}x")
 if ck:
     floor = float(startup_s) + float(floor_s)
     print(f"the kernel's floor: the minimal writer (bench/nlwriter) installs the routes in {float(floor_s):.2f} s; "
           f"BIRD's median start-up + that = {floor:.2f} s, {floor / ck:.2f}x the kernel protocol")
-    for n, h in zip(names[1:4], heads[1:4]):
+    for n, h in zip(names[2:5], heads[2:5]):
         r = runs[n]
         if r.get("converge_s") and r.get("first_answer_s"):
             after = r["converge_s"] - r["first_answer_s"]

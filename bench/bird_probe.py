@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Probe a running BIRD while it loads a table into the kernel, then in steady state.
 
-  bird_probe.py [--from S] [--mark FILE] [--base B4,B6] [--sample FILE] [--churn SPEC [--churn-sample FILE]] [--held-by PROTO] CTL_SOCKET TABLE N4 N6 STEADY_S BIRD_PID [RECEIVER_PID...]
+  bird_probe.py [--from S] [--mark FILE] [--base B4,B6] [--sample FILE] [--churn SPEC [--churn-sample FILE]] [--held-by PROTO[+PROTO...]] CTL_SOCKET TABLE N4 N6 STEADY_S BIRD_PID [RECEIVER_PID...]
   bird_probe.py --startup CTL_SOCKET [AFTER_S]
 
 Run inside BIRD's network namespace, started together with BIRD.
@@ -38,8 +38,8 @@ socket SRC_CTL, are disabled until the kernel holds C4 IPv4 and C6 IPv6 routes
 fewer, then enabled until it holds them all again; the probes go on, and are
 summed up as the churn phase, with the time each step took. --churn-sample FILE:
 IPv4 prefixes of those protocols, looked up before the exact counts as for the load.
---held-by PROTO: for a BIRD with no export protocol, the reference: the routes
-count as held once BIRD's protocol PROTO has imported them (its channels'
+--held-by PROTO[+PROTO...]: for a BIRD with no export protocol, the reference: the routes
+count as held once BIRD's protocols PROTO have imported them (their channels'
 counts in `show protocols all PROTO`, asked on the same connection right after
 each probe), not the kernel's (in BIRD 3 that command waits for PROTO's loop,
 so the probes after it may too). BIRD 2 has one thread, so its process CPU is its
@@ -153,20 +153,22 @@ class Cli:
         return reply
 
 
-def imported(cli, proto):
-    """--held-by PROTO: the routes BIRD holds from PROTO, (IPv4, IPv6), as its
-    channels count them in `show protocols all` (little work in BIRD 2; BIRD 3
-    answers it on its main loop holding PROTO's loop, so it waits for PROTO's
-    current run)."""
-    counts, channel = {}, None
-    for line in cli.command(f"show protocols all {proto}").splitlines():
-        m = re.search(r"Channel (ipv4|ipv6)$", line.rstrip())
-        if m:
-            channel = m.group(1)
-        m = re.search(r"Routes:\s+(\d+) imported", line)
-        if m and channel:
-            counts[channel] = int(m.group(1))
-    return counts.get("ipv4", 0), counts.get("ipv6", 0)
+def imported(cli, protos):
+    """--held-by PROTO[+PROTO...]: the routes BIRD holds from those protocols,
+    (IPv4, IPv6), as their channels count them in `show protocols all` (little
+    work in BIRD 2; BIRD 3 answers it on its main loop holding PROTO's loop, so
+    it waits for PROTO's current run)."""
+    counts = {"ipv4": 0, "ipv6": 0}
+    for proto in protos.split("+"):
+        channel = None
+        for line in cli.command(f"show protocols all {proto}").splitlines():
+            m = re.search(r"Channel (ipv4|ipv6)$", line.rstrip())
+            if m:
+                channel = m.group(1)
+            m = re.search(r"Routes:\s+(\d+) imported", line)
+            if m and channel:
+                counts[channel] += int(m.group(1))
+    return counts["ipv4"], counts["ipv6"]
 
 
 def imported_all(cli, proto, n4, n6):
