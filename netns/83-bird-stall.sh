@@ -17,7 +17,7 @@ set -u
 require_root
 require_fibd
 require_bird
-tap_plan 14
+tap_plan 15
 diag "$("$BIRD_DIR/bird" --version 2>&1)"
 
 ns_with_link A st
@@ -48,18 +48,22 @@ diag "$(birdc_in "$A" "$W/bird.conf" show protocols all f1 | grep -E 'Routes sen
 kill -STOP "$FIBD_PID"
 bird_conf none >"$W/bird.conf"
 birdc_in "$A" "$W/bird.conf" configure >/dev/null
-# probes: how many of 20 birdc show status, 100 ms apart, answered within 2 s
+# probes: how many of 20 birdc show status, 100 ms apart, BIRD answered. A
+# BIRD that waited for the stopped fibd would not answer at all while it is
+# stopped, so each probe may take 30 s, a bound on a hang, not a time asserted
+# of BIRD (the CI machine runs two scenarios at once); the first that does not
+# answer ends them.
 probes() {
 	local answered=0
 	for _ in $(seq 20); do
-		timeout 2 ip netns exec "$A" "$BIRD_DIR/birdc" -s "$W/bird.conf.ctl" show status >/dev/null 2>&1 &&
-			answered=$((answered + 1))
+		timeout 30 ip netns exec "$A" "$BIRD_DIR/birdc" -s "$W/bird.conf.ctl" show status >/dev/null 2>&1 || break
+		answered=$((answered + 1))
 		sleep 0.1
 	done
 	echo "$answered"
 }
 answered=$(probes)
-check "with fibd stalled, birdc answers (20 of 20 probes within 2 s)" test "$answered" -eq 20
+check "with fibd stalled, birdc answers (20 of 20 probes)" test "$answered" -eq 20
 info=$(birdc_in "$A" "$W/bird.conf" show protocols all f1)
 diag "$(grep -E 'Session|Pending|Sessions' <<<"$info")"
 check "the pending set stayed within the 20000 prefixes; the session was not dropped" bash -c \
@@ -73,11 +77,20 @@ sent0=$(routes_sent "$(birdc_in "$A" "$W/bird.conf" show protocols all f1)")
 bird_conf all >"$W/bird.conf"
 birdc_in "$A" "$W/bird.conf" configure >/dev/null
 answered=$(probes)
-check "exported again with fibd stalled, birdc answers (20 of 20 probes within 2 s)" test "$answered" -eq 20
+check "exported again with fibd stalled, birdc answers (20 of 20 probes)" test "$answered" -eq 20
 info=$(birdc_in "$A" "$W/bird.conf" show protocols all f1)
-diag "$(grep -E 'Routes sent|Pending|Export paused' <<<"$info")"
+diag "$(grep -E 'Routes sent|Pending|Export pa' <<<"$info")"
 check "the export did not wait for the stalled fibd: 20000 more routes into the pending set" \
 	test "$(($(routes_sent "$info") - sent0))" -eq 20000
+# BIRD 2 checks every 256 nets of its feed: the runs from the high-water mark
+# on went because fibd had not read for a second, and say so. BIRD 3's runs
+# end on time, so whether one begins at the mark depends on the machine.
+if [ "$(bird_major)" = 3 ]; then
+	ok "the runs past the high-water mark are counted as fibd not reading # SKIP BIRD 3 checks between export runs, which end on time, not count"
+else
+	check "the runs past the high-water mark are counted as fibd not reading" \
+		bash -c "grep -Eq 'Export past mark: *0 runs while BIRD was corked, [1-9][0-9]* while fibd did not read' <<<\"\$1\"" _ "$info"
+fi
 # (a run that went clears its channel's pause: none is said to wait now)
 # not_waiting INFO: show protocols all says how much is pending, and no
 # channel's export is paused now.
