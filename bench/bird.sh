@@ -267,11 +267,13 @@ for phase in ("load", "steady"):
                  for key in ("probes", "p99_ms", "max_ms")]
     # how long BIRD's main loop waited for a CPU during the slowest answered
     # probe and ran on one (good to a tick), and the longest it waited in any
-    # one: the machine's share of a slow answer (bench/bird_probe.py)
+    # one; and how long the probe itself waited for a CPU during the slowest:
+    # the machine's share of a slow answer (bench/bird_probe.py)
     ph = "load_answered" if phase == "load" else phase
     rows += [(f"birdc show status, {phase}: wait_slowest_ms", (ph, "slowest_cpu_wait_ms")),
              (f"birdc show status, {phase}: run_slowest_ms", (ph, "slowest_cpu_run_ms")),
-             (f"birdc show status, {phase}: wait_max_ms", (ph, "max_cpu_wait_ms"))]
+             (f"birdc show status, {phase}: wait_max_ms", (ph, "max_cpu_wait_ms")),
+             (f"birdc show status, {phase}: probe_wait_ms", (ph, "slowest_probe_wait_ms"))]
 rows += [("fibctl status in the load: p99_ms", ("status", "p99_ms")),
          ("fibctl status in the load: max_ms", ("status", "max_ms")),
          ("BIRD CPU until converged (s)", ("bird_load_cpu_s",)),

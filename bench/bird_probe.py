@@ -49,7 +49,9 @@ each phase, how long BIRD's main thread (its main loop, which answers the CLI)
 waited on a run queue for a CPU during the slowest probe and ran on one, and
 the longest it waited during any one probe (/proc/PID/task/PID/schedstat: the
 kernel accounts the run time at switches and ticks, so that one is good to a
-tick, 4 ms at HZ 250): how much of a slow answer was the machine's. With
+tick, 4 ms at HZ 250), and how long the probe itself waited for a CPU during
+the slowest probe (its reply there to read, the probe not running): how much
+of a slow answer was the machine's. With
 BIRD_PROBE_TRACE set, each probe over 3 ms goes to stderr with its start on
 CLOCK_MONOTONIC, as `perf record -k mono` stamps samples. Prints one JSON
 object.
@@ -134,15 +136,17 @@ class Cli:
 
     def probe(self):
         c0, w0 = schedstat(self.pid) if self.pid else (0.0, 0.0)
+        m0 = schedstat(os.getpid())[1]
         t0 = time.monotonic()
         self.command("show status")
         lat = time.monotonic() - t0
         if self.pid:
             c1, w1 = schedstat(self.pid)
-            self.log.append((lat, w1 - w0, c1 - c0))
+            m1 = schedstat(os.getpid())[1]
+            self.log.append((lat, w1 - w0, c1 - c0, m1 - m0))
             if os.environ.get("BIRD_PROBE_TRACE") and lat > 0.003:
                 print(f"probe at {t0:.4f}: {lat * 1000:.2f} ms, BIRD waited {(w1 - w0) * 1000:.2f} ms, "
-                      f"ran {(c1 - c0) * 1000:.2f} ms", file=sys.stderr)
+                      f"ran {(c1 - c0) * 1000:.2f} ms; the probe waited {(m1 - m0) * 1000:.2f} ms", file=sys.stderr)
         return lat
 
     def command(self, text):
@@ -192,14 +196,17 @@ def summary(lat):
 
 
 def cpu_waits(log):
-    """Of probes' (latency, CPU wait, CPU run) figures: how long BIRD waited
-    for a CPU during the slowest probe, and ran on one, and how long it waited
-    during any one probe at most, in ms."""
+    """Of probes' (latency, CPU wait, CPU run, the probe's own CPU wait)
+    figures: how long BIRD waited for a CPU during the slowest probe, and ran
+    on one, and how long it waited during any one probe at most; and how long
+    the probe itself waited for a CPU during the slowest one (a reply the
+    probe was not running to read), in ms."""
     if not log:
         return {}
     slowest = max(log)
     return {"slowest_cpu_wait_ms": round(slowest[1] * 1000, 2), "slowest_cpu_run_ms": round(slowest[2] * 1000, 2),
-            "max_cpu_wait_ms": round(max(x[1] for x in log) * 1000, 2)}
+            "max_cpu_wait_ms": round(max(x[1] for x in log) * 1000, 2),
+            "slowest_probe_wait_ms": round(slowest[3] * 1000, 2)}
 
 
 def pause(tick):

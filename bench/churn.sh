@@ -127,12 +127,14 @@ for phase in ("load", "churn", "steady"):
         rows.append((f"birdc show status, {phase}: {key}", (phase, key)))
     # how long BIRD's main loop waited for a CPU during the slowest probe (of
     # the load: the slowest one BIRD answered) and ran on one (good to a tick),
-    # and the longest it waited in any one: the machine's share of a slow
+    # and the longest it waited in any one; and how long the probe itself
+    # waited for a CPU during the slowest: the machine's share of a slow
     # answer (bench/bird_probe.py)
     ph = "load_answered" if phase == "load" else phase
     rows += [(f"birdc show status, {phase}: wait_slowest_ms", (ph, "slowest_cpu_wait_ms")),
              (f"birdc show status, {phase}: run_slowest_ms", (ph, "slowest_cpu_run_ms")),
-             (f"birdc show status, {phase}: wait_max_ms", (ph, "max_cpu_wait_ms"))]
+             (f"birdc show status, {phase}: wait_max_ms", (ph, "max_cpu_wait_ms")),
+             (f"birdc show status, {phase}: probe_wait_ms", (ph, "slowest_probe_wait_ms"))]
 rows += [("churn steps: withdraw, announce, ... (s)", ("churn_steps_s",)),
          ("BIRD CPU until steady state (s)", ("bird_load_cpu_s",)),
          ("BIRD loop's wait for CPU until steady (s)", ("bird_load_cpu_wait_s",)),
