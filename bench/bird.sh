@@ -9,8 +9,9 @@
 #           converge here (a BIRD that starts faster than its median may beat it)
 #   none    the same BIRD and routes with no export protocol, probed as the
 #           others are, the routes held once BIRD has imported them
-#           (bird_probe.py --held-by): what BIRD's CLI and CPU cost with nothing
-#           to export, in the load and in steady state, the reference for both
+#           (bird_probe.py --held-by), its steady state from when fibd f1's
+#           began (BGP to fibd's for bench/run.sh bgp): what BIRD's CLI and CPU
+#           cost with nothing to export, the reference for both
 #   kernel  BIRD's own kernel protocol (k4 and k6, scan time 10), the reference
 #   fibd    the same BIRD with one protocol fibd for both families (f1)
 #   fibd46  and with two, f4 and f6, as operators write k4 and k6 today
@@ -51,6 +52,11 @@ N4=${1:-600000}
 N6=${2:-150000}
 STEADY=${3:-120}
 N=$((N4 + N6))
+STARTS=${BENCH_STARTS:-5}
+if ! [[ $STARTS =~ ^[0-9]+$ ]] || [ $((STARTS % 2)) -ne 1 ]; then
+	echo "$(basename "$0"): BENCH_STARTS must be an odd number of start-ups, not '$STARTS'" >&2
+	exit 2
+fi
 . "$here/lib.sh"
 
 python3 "$here/../netns/routes.py" "$gen" "$N4" "$N6" va 198.51.100.1 2001:db8:ff::1 7 >"$W/routes"
@@ -140,7 +146,8 @@ print("%d,%d" % sampler.held_besides(int(sys.argv[2]), sys.argv[3]))' "$here/../
 	rm -f "$W/bird.ctl"
 	start_bird "$W/bird-$name.conf" "$W/bird.ctl"
 	bird_pid=$bird_started
-	[ "$recv" = held ] && held=(--held-by s4+s6) # (routes.py bird-static s: protocols s4 and s6)
+	# (routes.py bird-static s: protocols s4 and s6)
+	[ "$recv" = held ] && held=(--held-by s4+s6 --steady-from "$STEADY_FROM")
 	if [ -z "$export" ] && [ "$recv" != held ]; then
 		ip netns exec "$NS" python3 "$here/bird_probe.py" --startup "$W/bird.ctl" 2 >"$W/$name.json"
 	else
@@ -167,11 +174,13 @@ print("%d,%d" % sampler.held_besides(int(sys.argv[2]), sys.argv[3]))' "$here/../
 echo "BIRD $("$BIRD_DIR/bird" --version 2>&1 | awk '{ print $3 }'): $N routes ($N4 IPv4, $N6 IPv6, routes.py $gen)" \
 	"as static routes, into kernel table 100 (zebra: the main table); steady state $STEADY s; $(nproc) CPUs"
 # BIRD's start-up varies from run to run (BIRD 3.3.2 with the start-up fix: 2.0
-# to 2.7 s in a day; 3.5 to 5.5 s in 12 start-ups within 4 minutes on a slower
-# machine; 5.3 to 9.8 s without the fix): the median of BENCH_STARTS (5).
-STARTS=${BENCH_STARTS:-5}
+# to 2.7 s in a day; 3.5 to 5.5 s in 12 start-ups within 2 minutes on another
+# machine of the kind; 5.3 to 9.8 s without the fix): the median of
+# BENCH_STARTS (odd; 5 by default).
+starts=()
 for i in $(seq "$STARTS"); do
 	run "start$i" ""
+	starts+=("$W/start$i.json")
 done
 # The median start-up (the last line), and the slowest answer in the 2 s after
 # it, with no export protocol: what BIRD's own work right then costs a probe.
@@ -181,10 +190,9 @@ median = sorted(x["startup_s"] for x in r)[len(r) // 2]
 print("BIRD with these routes and no export protocol answers after %s s (median of %s s); probes count from then;"
       % (median, ", ".join(str(x["startup_s"]) for x in r)))
 print("  its slowest answer in the 2 s after: %s ms" % ", ".join(str(x.get("after_startup", {}).get("max_ms", "-")) for x in r))
-print(median)' $(seq -f "$W/start%g.json" "$STARTS"))
+print(median)' "${starts[@]}")
 head -n 2 <<<"$startup"
 STARTUP=$(tail -n 1 <<<"$startup")
-run none "" held
 run kernel "protocol kernel k4 { kernel table 100; scan time 10; ipv4 { export all; }; }
 protocol kernel k6 { kernel table 100; scan time 10; ipv6 { export all; }; }"
 if [ "${BENCH_ONLY:-}" != bgp ]; then
@@ -201,6 +209,12 @@ run bgp "$bgp_export" fibd "bgp_listen = 203.0.113.1 1179
 bgp_as = 65000
 bgp_router_id = 192.0.2.254
 bgp_peer = bird address 203.0.113.2 as 65000 table 100"
+# No export protocol, its steady state from when fibd f1's began (bench/run.sh
+# bgp: BGP to fibd's), so that both leave BIRD's work after start-up behind.
+ref=fibd
+[ -f "$W/fibd.json" ] || ref=bgp
+STEADY_FROM=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1])).get("converge_s") or 0)' "$W/$ref.json")
+run none "" held
 feed_s=- feed_cpu=- replay_cpu=-
 echo '{}' >"$W/replay.json"
 if [ "${BENCH_ONLY:-}" = bgp ]; then
@@ -258,7 +272,8 @@ def g(d, *path):
     for p in path:
         d = d.get(p) if isinstance(d, dict) else None
     return "-" if d is None else d
-rows = [("time to converge (s; no export: imported)", ("converge_s",)), ("first answer (s)", ("first_answer_s",))]
+rows = [("time to converge (s; no export: imported)", ("converge_s",)), ("first answer (s)", ("first_answer_s",)),
+        ("no export: steady state from (s)", ("steady_from_s",))]
 for phase in ("load", "steady"):
     for key in ("probes", "p50_ms", "p95_ms", "p99_ms", "max_ms", "timeouts_1s"):
         rows.append((f"birdc show status, {phase}: {key}", (phase, key)))

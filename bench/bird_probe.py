@@ -17,6 +17,10 @@ answers, the probes it would have got every 100 ms from S on all wait for that
 first answer, and count so: a probe must not wait out the greeting, or it
 hides exactly the stall at start-up that an export protocol may cause.
 --mark FILE: FILE is created once the kernel holds every route.
+--steady-from S: steady state begins no sooner than S seconds after the start;
+the probes between the end of the load and then are not counted (for a BIRD
+with no export protocol, whose routes are held long before any export's: its
+steady state then starts when theirs did, past BIRD's own work after start-up).
 
 Then every 100 ms:
 one `show status` on BIRD's control socket (one connection, one request at a
@@ -49,9 +53,9 @@ each phase, how long BIRD's main thread (its main loop, which answers the CLI)
 waited on a run queue for a CPU during the slowest probe and ran on one, and
 the longest it waited during any one probe (/proc/PID/task/PID/schedstat: the
 kernel accounts the run time at switches and ticks, so that one is good to a
-tick, 4 ms at HZ 250), and how long the probe itself waited for a CPU during
-the slowest probe (its reply there to read, the probe not running): how much
-of a slow answer was the machine's. With
+tick, 4 ms at HZ 250), and how long the probe itself waited for a CPU while
+it timed the slowest probe (at most that much of the answer was the probe's
+own wait): how much of a slow answer was the machine's. With
 BIRD_PROBE_TRACE set, each probe over 3 ms goes to stderr with its start on
 CLOCK_MONOTONIC, as `perf record -k mono` stamps samples. Prints one JSON
 object.
@@ -140,9 +144,9 @@ class Cli:
         t0 = time.monotonic()
         self.command("show status")
         lat = time.monotonic() - t0
+        m1 = schedstat(os.getpid())[1]
         if self.pid:
             c1, w1 = schedstat(self.pid)
-            m1 = schedstat(os.getpid())[1]
             self.log.append((lat, w1 - w0, c1 - c0, m1 - m0))
             if os.environ.get("BIRD_PROBE_TRACE") and lat > 0.003:
                 print(f"probe at {t0:.4f}: {lat * 1000:.2f} ms, BIRD waited {(w1 - w0) * 1000:.2f} ms, "
@@ -176,7 +180,7 @@ def imported(cli, protos):
 
 
 def imported_all(cli, proto, n4, n6):
-    """--held-by PROTO: whether BIRD has imported N4 IPv4 and N6 IPv6 routes from PROTO."""
+    """--held-by PROTO[+PROTO...]: whether BIRD has imported N4 IPv4 and N6 IPv6 routes from them."""
     h4, h6 = imported(cli, proto)
     return h4 >= n4 and h6 >= n6
 
@@ -275,9 +279,13 @@ def main():
         return
     count_from, mark, base4, base6, churn, sample, churn_sample = 0.0, None, 0, 0, None, [], []
     held_by = None
-    while args[0] in ("--from", "--mark", "--base", "--sample", "--churn", "--churn-sample", "--held-by"):
+    steady_from = 0.0
+    while args[0] in ("--from", "--mark", "--base", "--sample", "--churn", "--churn-sample", "--held-by",
+                      "--steady-from"):
         if args[0] == "--from":
             count_from = float(args[1])
+        elif args[0] == "--steady-from":
+            steady_from = float(args[1])
         elif args[0] == "--sample":
             sample = open(args[1]).read().split()
         elif args[0] == "--churn-sample":
@@ -337,18 +345,25 @@ def main():
     if converged is not None and churn:
         out.update(churn_phase(cli, churn, table, base4, n4, n6, churn_sample, held_by))
     if converged is not None:
+        out["bird_load_cpu_s"] = round(cpu_s(bird), 2)
+        out["bird_load_cpu_wait_s"] = round(schedstat(bird)[1], 2)
+        if recv:
+            out["recv_load_cpu_s"] = round(sum(cpu_s(p) for p in recv), 2)
+        while time.monotonic() - start < steady_from:
+            tick = time.monotonic()
+            cli.probe()
+            pause(tick)
+        if steady_from:
+            out["steady_from_s"] = round(time.monotonic() - start, 2)
         steady_start = time.monotonic()
         cpu0 = cpu_s(bird)
         rcpu0 = sum(cpu_s(p) for p in recv)
-        wait0, at = schedstat(bird)[1], len(cli.log)
+        at = len(cli.log)
         steady = probe_for(cli, steady_s)
         span = time.monotonic() - steady_start
         out["steady"] = {**summary(steady), **cpu_waits(cli.log[at:])}
-        out["bird_load_cpu_s"] = round(cpu0, 2)
-        out["bird_load_cpu_wait_s"] = round(wait0, 2)
         out["bird_steady_cpu_pct"] = round(100 * (cpu_s(bird) - cpu0) / span, 2)
         if recv:
-            out["recv_load_cpu_s"] = round(rcpu0, 2)
             out["recv_steady_cpu_pct"] = round(100 * (sum(cpu_s(p) for p in recv) - rcpu0) / span, 2)
     out["bird_rss_mib"] = round(mem_kib(bird, "VmRSS") / 1024, 1)
     out["bird_peak_rss_mib"] = round(mem_kib(bird, "VmHWM") / 1024, 1)

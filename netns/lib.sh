@@ -368,9 +368,10 @@ start_bird() {
 	wait_until 20 ip netns exec "$ns" "$BIRD_DIR/birdc" -s "$conf.ctl" show status
 }
 
-# birdc_in NS CONF ARGS...: birdc for the BIRD started with CONF.
+# birdc_in NS CONF ARGS...: birdc for the BIRD started with CONF; a BIRD that
+# has not answered in 120 s is hung, and the command fails (timeout).
 birdc_in() {
 	local ns=$1 conf=$2
 	shift 2
-	"${_ours[@]}" ip netns exec "$ns" "$BIRD_DIR/birdc" -s "$conf.ctl" "$@"
+	"${_ours[@]}" timeout 120 ip netns exec "$ns" "$BIRD_DIR/birdc" -s "$conf.ctl" "$@"
 }

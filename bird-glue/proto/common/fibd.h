@@ -63,7 +63,7 @@ struct fibd_stats {
   u64 learned, unlearned, learn_skipped;	/* LEARN adds imported, deletes, not importable */
   u64 connects, disconnects, drops;	/* drops: the pending limit was hit */
   u64 export_pauses;			/* export (BIRD 3) or feed (BIRD 2) stopped at FIBD_EXPORT_HIGH */
-  u64 export_corked, export_unread;	/* runs at FIBD_EXPORT_HIGH not stopped: BIRD corked, fibd not reading */
+  u64 export_corked, export_unread;	/* runs at FIBD_EXPORT_HIGH not stopped: BIRD corked, the socket took nothing for FIBD_EXPORT_STALL */
   u64 bytes_out;
 };
 

@@ -203,7 +203,8 @@ fibd_trim(timer *t)
  * at the high-water mark and fibd reads it, and BIRD is not corked. The
  * changes wait in BIRD's table meanwhile; fibd_export_resume runs the
  * skipped events again. A run at the mark that goes all the same is counted
- * with its reason, so that a pending set far past the mark is explained.
+ * with its reason (per run, where export_pauses counts pauses), so that a
+ * pending set far past the mark is explained.
  */
 static int
 fibd_export_pause(struct fibd_proto *p)
@@ -1001,7 +1002,7 @@ fibd_show_proto_info(struct proto *P)
     cli_msg(-1006, "  Export paused:    %lu times at %u pending changes%s", p->st.export_pauses,
 	    FIBD_EXPORT_HIGH, p->export_paused ? ", now" : "");
   if (p->st.export_corked || p->st.export_unread)
-    cli_msg(-1006, "  Export past mark: %lu runs while BIRD was corked, %lu while fibd did not read",
+    cli_msg(-1006, "  Export past mark: %lu runs while BIRD was corked, %lu while the socket took nothing for 1 s",
 	    p->st.export_corked, p->st.export_unread);
   if (p->feed_ended)
     cli_msg(-1006, "  Last full feed:   %lu routes queued in %t s, %t s ago", p->feed_routes,
