@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # BIRD loading a table into the kernel, side by side, same route set (BIRD
 # static protocols), each in a fresh namespace with one veth link:
-#   start   the same BIRD and routes with no export protocol, three times: how
+#   start   the same BIRD and routes with no export protocol, five times: how
 #           long BIRD takes to answer at all (the median); the other runs count
 #           probes from then on
 #   floor   the minimal writer (bench/nlwriter) installing the same routes:
@@ -53,7 +53,7 @@ N6=${2:-150000}
 STEADY=${3:-120}
 N=$((N4 + N6))
 STARTS=${BENCH_STARTS:-5}
-if ! [[ $STARTS =~ ^[0-9]+$ ]] || [ $((STARTS % 2)) -ne 1 ]; then
+if ! [[ $STARTS =~ ^[1-9][0-9]*$ ]] || [ $((STARTS % 2)) -ne 1 ]; then
 	echo "$(basename "$0"): BENCH_STARTS must be an odd number of start-ups, not '$STARTS'" >&2
 	exit 2
 fi
@@ -214,6 +214,8 @@ bgp_peer = bird address 203.0.113.2 as 65000 table 100"
 ref=fibd
 [ -f "$W/fibd.json" ] || ref=bgp
 STEADY_FROM=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1])).get("converge_s") or 0)' "$W/$ref.json")
+[ "$STEADY_FROM" != 0 ] ||
+	echo "$(basename "$0"): the $ref run did not converge: the no-export steady state starts at its import" >&2
 run none "" held
 feed_s=- feed_cpu=- replay_cpu=-
 echo '{}' >"$W/replay.json"

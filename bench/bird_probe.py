@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Probe a running BIRD while it loads a table into the kernel, then in steady state.
 
-  bird_probe.py [--from S] [--mark FILE] [--base B4,B6] [--sample FILE] [--churn SPEC [--churn-sample FILE]] [--held-by PROTO[+PROTO...]] CTL_SOCKET TABLE N4 N6 STEADY_S BIRD_PID [RECEIVER_PID...]
+  bird_probe.py [--from S] [--mark FILE] [--base B4,B6] [--sample FILE] [--churn SPEC [--churn-sample FILE]] [--held-by PROTO[+PROTO...]] [--steady-from S] CTL_SOCKET TABLE N4 N6 STEADY_S BIRD_PID [RECEIVER_PID...]
   bird_probe.py --startup CTL_SOCKET [AFTER_S]
 
 Run inside BIRD's network namespace, started together with BIRD.

@@ -68,12 +68,14 @@ probes() {
 # probe_round: probes, its figures into answered and slowest, and the log.
 probe_round() {
 	read -r answered slowest <<<"$(probes)"
-	diag "birdc: $answered of 20 probes answered, the slowest in $slowest ms"
+	diag "birdc: $answered of 20 probes answered, the slowest birdc run (its process start included) $slowest ms"
 }
 probe_round
 check "with fibd stalled, birdc answers (20 of 20 probes)" test "$answered" -eq 20
 info=$(birdc_in "$A" "$W/bird.conf" show protocols all f1)
 diag "$(grep -E 'Session|Pending|Sessions' <<<"$info")"
+pending() { sed -n 's/^ *Pending: *\([0-9]*\) changes.*/\1/p' <<<"$1"; }
+pending1=$(pending "$info") # what the socket left of the first burst
 check "the pending set stayed within the 20000 prefixes; the session was not dropped" bash -c \
 	"grep -Eq 'peak ([0-9]{1,4}|1[0-9]{4}|20000) changes' <<<\"\$1\" &&
 	 grep -Eq 'Sessions: *1 connects, 0 disconnects, 0 dropped' <<<\"\$1\"" _ "$info"
@@ -90,10 +92,13 @@ info=$(birdc_in "$A" "$W/bird.conf" show protocols all f1)
 diag "$(grep -E 'Routes sent|Pending|Export pa' <<<"$info")"
 check "the export did not wait for the stalled fibd: 20000 more routes into the pending set" \
 	test "$(($(routes_sent "$info") - sent0))" -eq 20000
-# The first burst was still pending (fibd stopped; its socket full unless
-# net.core.wmem_default is large): the refeed's runs began at the high-water
-# mark and went on, fibd's socket having taken nothing for seconds (BIRD 3:
-# or BIRD corked; BIRD 2 has no cork), and are counted so.
+# Runs that began at the high-water mark went on, fibd's socket having taken
+# nothing for seconds (BIRD 3: or BIRD corked; BIRD 2 has no cork), and are
+# counted so. BIRD 2 checks every 256 nets, so its refeed crosses the mark
+# (unless the socket takes everything: a large net.core.wmem_default). BIRD 3
+# checks between export runs, which end on time: only when the socket left
+# the mark's worth of the first burst pending must the refeed's first run
+# begin there.
 past_mark() { # INFO: the runs counted past the mark, both reasons
 	sed -n 's/^ *Export past mark: *\([0-9]*\) runs while BIRD was corked, \([0-9]*\) while the socket took nothing.*/\1 \2/p' <<<"$1"
 }
@@ -101,6 +106,8 @@ wmem=$(ip netns exec "$A" cat /proc/sys/net/core/wmem_default)
 read -r corked idle <<<"$(past_mark "$info")"
 if [ "$wmem" -gt 262144 ]; then
 	ok "the runs past the high-water mark are counted # SKIP net.core.wmem_default is $wmem: the socket may take the first burst"
+elif [ "$(bird_major)" = 3 ] && [ "${pending1:-0}" -lt 4096 ]; then
+	ok "the runs past the high-water mark are counted # SKIP the socket took the first burst down to ${pending1:-?} pending changes; BIRD 3 checks between runs"
 elif [ "$(bird_major)" = 3 ]; then
 	check "the runs past the high-water mark are counted (corked ${corked:-?}, socket idle ${idle:-?})" \
 		test "$((${corked:-0} + ${idle:-0}))" -ge 1
@@ -135,7 +142,6 @@ check "the same session all along" bash -c \
 # every 256 nets of its feed; BIRD 3 only between export runs, which end on
 # time (the thread's slice), not on a count: whether 20000 routes make more
 # than one run depends on the machine, so BIRD 3's pause is not asserted.
-pending() { sed -n 's/^ *Pending: *\([0-9]*\) changes.*/\1/p' <<<"$1"; }
 kill -STOP "$FIBD_PID"
 bird_conf all >"$W/bird.conf"
 birdc_in "$A" "$W/bird.conf" configure >/dev/null
