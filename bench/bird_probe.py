@@ -349,10 +349,7 @@ def main():
         out["bird_load_cpu_wait_s"] = round(schedstat(bird)[1], 2)
         if recv:
             out["recv_load_cpu_s"] = round(sum(cpu_s(p) for p in recv), 2)
-        while time.monotonic() - start < steady_from:
-            tick = time.monotonic()
-            cli.probe()
-            pause(tick)
+        probe_for(cli, steady_from - (time.monotonic() - start))  # (not counted)
         if steady_from:
             out["steady_from_s"] = round(time.monotonic() - start, 2)
         steady_start = time.monotonic()
