@@ -14,7 +14,7 @@ set -u
 
 require_root
 require_fibd
-tap_plan 9
+tap_plan 10
 
 ns_with_link NS c
 scratch_dir W
@@ -32,10 +32,10 @@ python3 - >"$W/fill102" <<'PY'
 for i in range(30000):
     print(f"route add 2001:db8:{0x100 + i // 60000:x}:{i % 60000:x}::/64 via 2001:db8:ff::1 table 102 proto static")
 PY
-for half in 0 1; do
-	python3 - "$half" >"$W/churn102${half/1/b}" <<'PY'
+for half in a b; do
+	python3 - "$half" >"$W/churn102$half" <<'PY'
 import sys
-h = int(sys.argv[1])
+h = "ab".index(sys.argv[1])
 for op in ("add", "del"):
     for i in range(2000):
         print(f"route {op} 2001:db8:88:{h}::{i:x}/128 via 2001:db8:ff::1 table 102 proto static")
@@ -50,10 +50,16 @@ before=$(fibctl_in "$NS" "$SOCK" -j status)
 # Churn for a bounded time while fibd is asked to rescan every 0.2 s.
 (for _ in $(seq 25); do ip -n "$NS" -batch "$W/churn"; done) &
 churn=$!
-# Two churners, so that table 102 is never quiet for long.
-(while kill -0 "$churn" 2>/dev/null; do ip -n "$NS" -batch "$W/churn102"; done) &
+# Two churners, so that table 102 is never quiet for long. A churner whose
+# batch fails stops (it would otherwise spin on the error and starve the rest).
+churn_102() { # batch file
+	while kill -0 "$churn" 2>/dev/null; do
+		ip -n "$NS" -batch "$1" || return 1
+	done
+}
+churn_102 "$W/churn102a" &
 churn102=$!
-(while kill -0 "$churn" 2>/dev/null; do ip -n "$NS" -batch "$W/churn102b"; done) &
+churn_102 "$W/churn102b" &
 churn102b=$!
 _pids+=("$churn" "$churn102" "$churn102b")
 # A feed into table 102 while it churns: its first scan cannot wait for quiet.
@@ -78,7 +84,10 @@ kill -0 "$other" 2>/dev/null || other_in_time=yes
 six_in_time=no
 kill -0 "$six" 2>/dev/null || six_in_time=yes
 wait "$other" "$six"
-wait "$churn102" "$churn102b" 2>/dev/null
+churners_ok=yes
+wait "$churn102" || churners_ok=no
+wait "$churn102b" || churners_ok=no
+check "table 102's two churners ran to the end without an error" test "$churners_ok" = yes
 diag "table 102: $(cat "$W/six.out")"
 check "a feed into an IPv6 table that another process kept changing completed during the churn" \
 	eval '[ "$six_in_time" = yes ] && grep -q "installed 1000, removed 0, failed 0" "$W/six.out"'
