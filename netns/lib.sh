@@ -370,8 +370,10 @@ start_bird() {
 
 # birdc_in NS CONF ARGS...: birdc for the BIRD started with CONF; a BIRD that
 # has not answered in 120 s is hung, and the command fails (timeout).
+# --foreground: birdc stays in the scenario's process group, so that it ends
+# with the scenario if meson kills that (ip netns exec execs birdc: no child).
 birdc_in() {
 	local ns=$1 conf=$2
 	shift 2
-	"${_ours[@]}" timeout 120 ip netns exec "$ns" "$BIRD_DIR/birdc" -s "$conf.ctl" "$@"
+	"${_ours[@]}" timeout --foreground 120 ip netns exec "$ns" "$BIRD_DIR/birdc" -s "$conf.ctl" "$@"
 }
