@@ -260,9 +260,11 @@ for f in fibd fibd46 bgp frr; do
 	[ -f "$W/$f.pending" ] || : >"$W/$f.pending"
 done
 
-python3 - "$W" "$feed_s" "$feed_cpu" "$replay_cpu" "$STARTUP" "$floor_s" <<'PY'
+python3 - "$W" "$feed_s" "$feed_cpu" "$replay_cpu" "$STARTUP" "$floor_s" "$here" <<'PY'
 import json, sys
-w, feed_s, feed_cpu, replay_cpu, startup_s, floor_s = sys.argv[1:7]
+w, feed_s, feed_cpu, replay_cpu, startup_s, floor_s, here = sys.argv[1:8]
+sys.path.insert(0, here)
+from probe_table import cpu_rows, print_table, probe_rows  # noqa: E402
 replay = json.load(open(f"{w}/replay.json"))
 names = ("none", "kernel", "fibd", "fibd46", "bgp", "frr")
 heads = ("no export", "kernel k4/k6", "fibd f1", "fibd f4/f6", "BGP to fibd", "BGP to zebra")
@@ -270,43 +272,17 @@ runs = {n: json.load(open(f"{w}/{n}.json")) for n in names}
 for n in names[2:]:
     runs[n]["status"] = json.load(open(f"{w}/{n}.status"))
 pend = {n: "; ".join(open(f"{w}/{n}.pending").read().split("\n")).strip("; ") for n in ("fibd", "fibd46")}
-def g(d, *path):
-    for p in path:
-        d = d.get(p) if isinstance(d, dict) else None
-    return "-" if d is None else d
 rows = [("time to converge (s; no export: imported)", ("converge_s",)), ("first answer (s)", ("first_answer_s",)),
         ("no export: steady state from (s)", ("steady_from_s",))]
-for phase in ("load", "steady"):
-    for key in ("probes", "p50_ms", "p95_ms", "p99_ms", "max_ms", "timeouts_1s"):
-        rows.append((f"birdc show status, {phase}: {key}", (phase, key)))
-    if phase == "load":
-        # the same without the probes counted for BIRD's start-up (BIRD 3's
-        # start-up alone varies by half a second from run to run)
-        rows += [(f"birdc show status, load answered: {key}", ("load_answered", key))
-                 for key in ("probes", "p99_ms", "max_ms")]
-    # how long BIRD's main loop waited for a CPU during the slowest answered
-    # probe and ran on one (good to a tick), and the longest it waited in any
-    # one; and how long the probe itself waited for a CPU during the slowest:
-    # the machine's share of a slow answer (bench/bird_probe.py)
-    ph = "load_answered" if phase == "load" else phase
-    rows += [(f"birdc show status, {phase}: wait_slowest_ms", (ph, "slowest_cpu_wait_ms")),
-             (f"birdc show status, {phase}: run_slowest_ms", (ph, "slowest_cpu_run_ms")),
-             (f"birdc show status, {phase}: wait_max_ms", (ph, "max_cpu_wait_ms")),
-             (f"birdc show status, {phase}: probe_wait_ms", (ph, "slowest_probe_wait_ms"))]
+rows += probe_rows(("load", "steady"))
 rows += [("fibctl status in the load: p99_ms", ("status", "p99_ms")),
-         ("fibctl status in the load: max_ms", ("status", "max_ms")),
-         ("BIRD CPU until converged (s)", ("bird_load_cpu_s",)),
-         ("BIRD loop's wait for CPU until converged (s)", ("bird_load_cpu_wait_s",)),
-         ("BIRD CPU in steady state (%)", ("bird_steady_cpu_pct",)),
-         ("fibd/bgpd+zebra CPU until converged (s)", ("recv_load_cpu_s",)),
-         ("fibd/bgpd+zebra CPU in steady state (%)", ("recv_steady_cpu_pct",)),
-         ("BIRD RSS at the end (MiB)", ("bird_rss_mib",)),
+         ("fibctl status in the load: max_ms", ("status", "max_ms"))]
+rows += cpu_rows("fibd/bgpd+zebra", "converged")
+rows += [("BIRD RSS at the end (MiB)", ("bird_rss_mib",)),
          ("BIRD peak RSS (MiB)", ("bird_peak_rss_mib",)),
          ("fibd/bgpd+zebra RSS at the end (MiB)", ("recv_rss_mib",)),
          ("fibd/bgpd+zebra peak RSS, sum of peaks (MiB)", ("recv_peak_rss_mib",))]
-print(f"{'':44}" + "".join(f"{h:>14}" for h in heads))
-for label, path in rows:
-    print(f"{label:44}" + "".join(f"{g(runs[n], *path)!s:>14}" for n in names))
+print_table(heads, [runs[n] for n in names], rows, 14)
 ck, b, z = runs["kernel"].get("converge_s"), runs["bgp"], runs["frr"]
 for n, h in zip(names[2:5], heads[2:5]):
     if ck and runs[n].get("converge_s"):

@@ -28,7 +28,9 @@ time; the latency is from sending it to the reply's last line; a reply over 1 s
 counts as a timeout too), and whether the kernel holds every route. Load ends when
 the kernel holds N4 and N6 routes more than --base says the table had before
 (none in a table of its own; the link's routes in the main table); steady state is the
-STEADY_S seconds after that. The IPv6 count comes cheaply from /proc/net/rt6_stats
+STEADY_S seconds after that; then STEADY_S seconds with no probe at all (quiet):
+only BIRD's CPU and the receivers', which the probes add to (each costs BIRD's
+main loop a parse and a reply). The IPv6 count comes cheaply from /proc/net/rt6_stats
 (IPv6 routes of all tables); the exact counts cost: /proc/net/fib_triestat walks
 every table's trie (75 ms of CPU with 600k routes), and the IPv6 count of TABLE
 dumps it. They are read only once the cheap checks pass: the IPv6 count, and with
@@ -77,6 +79,19 @@ HZ = os.sysconf("SC_CLK_TCK")
 def cpu_s(pid):
     f = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
     return (int(f[11]) + int(f[12])) / HZ
+
+
+def run_s(pid):
+    """How long all of PID's threads have run on a CPU, in seconds, to the
+    nanosecond (/proc/PID/task/*/schedstat: the threads alive now; /proc/PID/stat
+    counts in ticks, 10 ms, too coarse for a minute of an idle BIRD)."""
+    total = 0
+    for task in os.listdir(f"/proc/{pid}/task"):
+        try:
+            total += int(open(f"/proc/{pid}/task/{task}/schedstat").read().split()[0])
+        except (OSError, IndexError, ValueError):
+            pass  # (a thread that has just ended)
+    return total / 1e9
 
 
 def schedstat(pid):
@@ -362,6 +377,18 @@ def main():
         out["bird_steady_cpu_pct"] = round(100 * (cpu_s(bird) - cpu0) / span, 2)
         if recv:
             out["recv_steady_cpu_pct"] = round(100 * (sum(cpu_s(p) for p in recv) - rcpu0) / span, 2)
+        # Then as long again with no probe: the CPU BIRD (and the receivers)
+        # take when nothing asks BIRD anything, as on a router nobody is
+        # looking at. Each probe costs BIRD's main loop too: ten a second took
+        # 0.15 points of a core of BIRD 2.0.12 here.
+        cpu0 = run_s(bird)
+        rcpu0 = sum(run_s(p) for p in recv)
+        quiet_start = time.monotonic()
+        time.sleep(steady_s)
+        span = time.monotonic() - quiet_start
+        out["bird_quiet_cpu_pct"] = round(100 * (run_s(bird) - cpu0) / span, 3)
+        if recv:
+            out["recv_quiet_cpu_pct"] = round(100 * (sum(run_s(p) for p in recv) - rcpu0) / span, 3)
     out["bird_rss_mib"] = round(mem_kib(bird, "VmRSS") / 1024, 1)
     out["bird_peak_rss_mib"] = round(mem_kib(bird, "VmHWM") / 1024, 1)
     if recv:

@@ -112,41 +112,19 @@ run kernel "protocol kernel k4 { kernel table 100; scan time 10; ipv4 { export a
 protocol kernel k6 { kernel table 100; scan time 10; ipv6 { export all; }; }"
 run fibd "protocol fibd f1 { socket \"$W/fibd.sock\"; kernel table 100; ipv4 { export all; }; ipv6 { export all; }; }" fibd
 
-python3 - "$W" <<'PY'
+python3 - "$W" "$here" <<'PY'
 import json, sys
-w = sys.argv[1]
+w, here = sys.argv[1:3]
+sys.path.insert(0, here)
+from probe_table import cpu_rows, print_table, probe_rows  # noqa: E402
 names, heads = ("none", "kernel", "fibd"), ("no export", "kernel k4/k6", "fibd f1")
-runs = {n: json.load(open(f"{w}/{n}.json")) for n in names}
-def g(d, *path):
-    for p in path:
-        d = d.get(p) if isinstance(d, dict) else None
-    return "-" if d is None else d
 rows = [("time to converge (s; no export: imported)", ("converge_s",))]
-for phase in ("load", "churn", "steady"):
-    for key in ("probes", "p50_ms", "p99_ms", "max_ms", "timeouts_1s"):
-        rows.append((f"birdc show status, {phase}: {key}", (phase, key)))
-    # how long BIRD's main loop waited for a CPU during the slowest probe (of
-    # the load: the slowest one BIRD answered) and ran on one (good to a tick),
-    # and the longest it waited in any one; and how long the probe itself
-    # waited for a CPU during the slowest: the machine's share of a slow
-    # answer (bench/bird_probe.py)
-    ph = "load_answered" if phase == "load" else phase
-    rows += [(f"birdc show status, {phase}: wait_slowest_ms", (ph, "slowest_cpu_wait_ms")),
-             (f"birdc show status, {phase}: run_slowest_ms", (ph, "slowest_cpu_run_ms")),
-             (f"birdc show status, {phase}: wait_max_ms", (ph, "max_cpu_wait_ms")),
-             (f"birdc show status, {phase}: probe_wait_ms", (ph, "slowest_probe_wait_ms"))]
-rows += [("churn steps: withdraw, announce, ... (s)", ("churn_steps_s",)),
-         ("BIRD CPU until steady state (s)", ("bird_load_cpu_s",)),
-         ("BIRD loop's wait for CPU until steady (s)", ("bird_load_cpu_wait_s",)),
-         ("BIRD CPU in steady state (%)", ("bird_steady_cpu_pct",)),
-         ("fibd CPU until steady state (s)", ("recv_load_cpu_s",)),
-         ("BIRD RSS at the end (MiB)", ("bird_rss_mib",)),
+rows += probe_rows(("load", "churn", "steady"))
+rows += [("churn steps: withdraw, announce, ... (s)", ("churn_steps_s",))]
+rows += cpu_rows("fibd", "steady state")
+rows += [("BIRD RSS at the end (MiB)", ("bird_rss_mib",)),
          ("BIRD peak RSS (MiB)", ("bird_peak_rss_mib",)),
          ("fibd RSS at the end (MiB)", ("recv_rss_mib",))]
-print(f"{'':42}" + "".join(f"{h:>26}" for h in heads))
-for label, path in rows:
-    cells = [g(runs[n], *path) for n in names]
-    cells = [", ".join(map(str, c)) if isinstance(c, list) else c for c in cells]
-    print(f"{label:42}" + "".join(f"{c!s:>26}" for c in cells))
+print_table(heads, [json.load(open(f"{w}/{n}.json")) for n in names], rows, 26)
 PY
 echo "glue pending set (peak: the full feed's or the churn's), $(tr '\n' ';' <"$W/fibd.pending")"
