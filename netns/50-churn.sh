@@ -47,19 +47,24 @@ out=$(fibctl_in "$NS" "$SOCK" feed --wait --table 100 "$W/routes" 2>&1)
 check "70000 routes installed" grep -q "installed 70000, removed 0, failed 0" <<<"$out"
 before=$(fibctl_in "$NS" "$SOCK" -j status)
 
-# Churn for a bounded time while fibd is asked to rescan every 0.2 s.
-(for _ in $(seq 25); do ip -n "$NS" -batch "$W/churn"; done) &
-churn=$!
-# Two churners, so that table 102 is never quiet for long. A churner whose
-# batch fails stops (it would otherwise spin on the error and starve the rest).
-churn_102() { # batch file
-	while kill -0 "$churn" 2>/dev/null; do
-		ip -n "$NS" -batch "$1" || return 1
+# Churn for a bounded time while fibd is asked to rescan every 0.2 s: table
+# 100's churner runs its batch 25 times; two more keep table 102 from being
+# quiet for long while it runs. A churner whose batch fails stops (it would
+# otherwise spin on the error and starve the rest) and says so in
+# $W/NAME.end, as each says how many batches it ran.
+churner() { # NAME BATCH [ROUNDS]: ROUNDS times, or while table 100's churner runs
+	local n=0
+	while if [ -n "${3:-}" ]; then [ "$n" -lt "$3" ]; else kill -0 "$churn" 2>/dev/null; fi; do
+		ip -n "$NS" -batch "$2" || { echo "$1: a batch failed after $n" >"$W/$1.end"; return 1; }
+		n=$((n + 1))
 	done
+	echo "$1: $n batches" >"$W/$1.end"
 }
-churn_102 "$W/churn102a" &
+churner t100 "$W/churn" 25 &
+churn=$!
+churner t102a "$W/churn102a" &
 churn102=$!
-churn_102 "$W/churn102b" &
+churner t102b "$W/churn102b" &
 churn102b=$!
 _pids+=("$churn" "$churn102" "$churn102b")
 # A feed into table 102 while it churns: its first scan cannot wait for quiet.
@@ -85,9 +90,12 @@ six_in_time=no
 kill -0 "$six" 2>/dev/null || six_in_time=yes
 wait "$other" "$six"
 churners_ok=yes
-wait "$churn102" || churners_ok=no
-wait "$churn102b" || churners_ok=no
-check "table 102's two churners ran to the end without an error" test "$churners_ok" = yes
+for p in "$churn" "$churn102" "$churn102b"; do
+	wait "$p" || churners_ok=no
+done
+diag "churners: $(cat "$W"/t1*.end 2>/dev/null | paste -sd ';')"
+check "the three churners ran to the end without an error, table 102's a batch each at least" \
+	eval '[ "$churners_ok" = yes ] && ! grep -q " 0 batches" "$W/t102a.end" "$W/t102b.end"'
 diag "table 102: $(cat "$W/six.out")"
 check "a feed into an IPv6 table that another process kept changing completed during the churn" \
 	eval '[ "$six_in_time" = yes ] && grep -q "installed 1000, removed 0, failed 0" "$W/six.out"'
