@@ -57,7 +57,7 @@ while [ "$asked" -lt 16 ] && kill -0 "$slow" 2>/dev/null; do
 	r=$(rss)
 	[ "$r" -gt "$most" ] && most=$r
 	asked=$((asked + 1))
-	timeout 20 ip netns exec "$A" "$FIBCTL" -s "$SOCK" status >/dev/null 2>&1 &&
+	timeout --foreground 20 ip netns exec "$A" "$FIBCTL" -s "$SOCK" status >/dev/null 2>&1 &&
 		kill -0 "$slow" 2>/dev/null && answered=$((answered + 1))
 	sleep 0.25
 done

@@ -57,7 +57,7 @@ probes() {
 	local answered=0 t0 ms slowest=0
 	for _ in $(seq 20); do
 		t0=$(date +%s%N)
-		timeout 30 ip netns exec "$A" "$BIRD_DIR/birdc" -s "$W/bird.conf.ctl" show status >/dev/null 2>&1 || break
+		timeout --foreground 30 ip netns exec "$A" "$BIRD_DIR/birdc" -s "$W/bird.conf.ctl" show status >/dev/null 2>&1 || break
 		ms=$((($(date +%s%N) - t0) / 1000000))
 		[ "$ms" -gt "$slowest" ] && slowest=$ms
 		answered=$((answered + 1))
