@@ -53,7 +53,8 @@
 static struct {
 	uv_loop_t loop;
 	uv_signal_t sig_term, sig_int, sig_hup;
-	uv_timer_t slab_tick;
+	uv_timer_t slab_tick; /* runs only while the slabs have cleanup work */
+	uv_check_t slab_arm;  /* after each loop pass: starts slab_tick if they have */
 	uv_timer_t state_tick; /* writes the state file again after a failure */
 	uv_timer_t flush_wait;
 	uint64_t flush_deadline;
@@ -112,6 +113,7 @@ shutdown_all(void)
 	uv_close((uv_handle_t *)&m.sig_int, NULL);
 	uv_close((uv_handle_t *)&m.sig_hup, NULL);
 	uv_close((uv_handle_t *)&m.slab_tick, NULL);
+	uv_close((uv_handle_t *)&m.slab_arm, NULL);
 	uv_close((uv_handle_t *)&m.state_tick, NULL);
 	uv_close((uv_handle_t *)&m.flush_wait, NULL);
 }
@@ -255,11 +257,25 @@ main_on_signal(uv_signal_t *h, int signum)
 		shutdown_all();
 }
 
+/*
+ * Slab cleanup runs in bounded steps every SLAB_TICK_MS while there is any, and
+ * not at all otherwise: an idle fibd does not wake 50 times a second for it.
+ * Work appears only where the loop ran (routes freed), so a check after each
+ * loop pass is enough to start the tick again.
+ */
 static void
 main_on_slab_tick(uv_timer_t *t)
 {
-	(void)t;
-	table_slab_cleanup();
+	if (!table_slab_cleanup())
+		uv_timer_stop(t);
+}
+
+static void
+main_on_slab_arm(uv_check_t *c)
+{
+	(void)c;
+	if (!uv_is_active((uv_handle_t *)&m.slab_tick) && table_slab_cleanup_pending())
+		uv_timer_start(&m.slab_tick, main_on_slab_tick, SLAB_TICK_MS, SLAB_TICK_MS);
 }
 
 /*
@@ -477,7 +493,9 @@ main(int argc, char **argv)
 	signal(SIGPIPE, SIG_IGN);
 	uv_timer_init(&m.loop, &m.slab_tick);
 	uv_timer_init(&m.loop, &m.flush_wait);
-	uv_timer_start(&m.slab_tick, main_on_slab_tick, SLAB_TICK_MS, SLAB_TICK_MS);
+	uv_check_init(&m.loop, &m.slab_arm);
+	uv_check_start(&m.slab_arm, main_on_slab_arm);
+	uv_unref((uv_handle_t *)&m.slab_arm); /* (it must not keep the loop alive) */
 	uv_timer_init(&m.loop, &m.state_tick);
 	uv_timer_start(&m.state_tick, main_on_state_tick, STATE_RETRY_S * 1000, STATE_RETRY_S * 1000);
 

@@ -621,6 +621,12 @@ table_slab_cleanup(void)
 	slab_cleanup(table_route_slab);
 	slab_cleanup(node_slab4);
 	slab_cleanup(node_slab6);
+	return table_slab_cleanup_pending();
+}
+
+bool
+table_slab_cleanup_pending(void)
+{
 	return slab_cleanup_pending(table_route_slab) || slab_cleanup_pending(node_slab4) ||
 	    slab_cleanup_pending(node_slab6);
 }

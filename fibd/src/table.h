@@ -205,4 +205,7 @@ void table_slab_stats(struct slab_stats *ret_routes, struct slab_stats *ret_node
 /* One bounded cleanup step of the table slabs; true if more is pending. */
 bool table_slab_cleanup(void);
 
+/* Whether the table slabs have cleanup work (freed objects, pages to return). */
+bool table_slab_cleanup_pending(void);
+
 #endif
