@@ -33,8 +33,9 @@
 # every route; birdc show status latency, probed every 100 ms, during the load
 # (and of the probes answered, without those that waited out BIRD's start-up)
 # and in STEADY seconds of steady state; fibctl status, every 50 ms, during the
-# load; CPU until converged and in steady state, and memory, of BIRD and of what
-# takes its routes into the kernel (fibd, or bgpd and zebra); the glue's peak
+# load; CPU until converged, in steady state, and in as long again with no probe,
+# and memory, of BIRD and of what takes its routes into the kernel (fibd, or
+# bgpd and zebra); the glue's peak
 # pending set. Nothing is asserted.
 #
 #   bench/bird.sh [--uniform] [N4 N6 STEADY]   (default 600000 150000 120; as root)
@@ -264,7 +265,7 @@ python3 - "$W" "$feed_s" "$feed_cpu" "$replay_cpu" "$STARTUP" "$floor_s" "$here"
 import json, sys
 w, feed_s, feed_cpu, replay_cpu, startup_s, floor_s, here = sys.argv[1:8]
 sys.path.insert(0, here)
-from probe_table import cpu_rows, print_table, probe_rows  # noqa: E402
+from probe_table import cpu_rows, print_table, probe_rows, rss_rows  # noqa: E402
 replay = json.load(open(f"{w}/replay.json"))
 names = ("none", "kernel", "fibd", "fibd46", "bgp", "frr")
 heads = ("no export", "kernel k4/k6", "fibd f1", "fibd f4/f6", "BGP to fibd", "BGP to zebra")
@@ -278,10 +279,7 @@ rows += probe_rows(("load", "steady"))
 rows += [("fibctl status in the load: p99_ms", ("status", "p99_ms")),
          ("fibctl status in the load: max_ms", ("status", "max_ms"))]
 rows += cpu_rows("fibd/bgpd+zebra", "converged")
-rows += [("BIRD RSS at the end (MiB)", ("bird_rss_mib",)),
-         ("BIRD peak RSS (MiB)", ("bird_peak_rss_mib",)),
-         ("fibd/bgpd+zebra RSS at the end (MiB)", ("recv_rss_mib",)),
-         ("fibd/bgpd+zebra peak RSS, sum of peaks (MiB)", ("recv_peak_rss_mib",))]
+rows += rss_rows("fibd/bgpd+zebra")
 print_table(heads, [runs[n] for n in names], rows, 14)
 ck, b, z = runs["kernel"].get("converge_s"), runs["bgp"], runs["frr"]
 for n, h in zip(names[2:5], heads[2:5]):

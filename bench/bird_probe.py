@@ -29,9 +29,10 @@ counts as a timeout too), and whether the kernel holds every route. Load ends wh
 the kernel holds N4 and N6 routes more than --base says the table had before
 (none in a table of its own; the link's routes in the main table); steady state is the
 STEADY_S seconds after that; then STEADY_S seconds with no probe at all (quiet):
-only BIRD's CPU and the receivers', which the probes add to (each costs BIRD's
-main loop a parse and a reply). The IPv6 count comes cheaply from /proc/net/rt6_stats
-(IPv6 routes of all tables); the exact counts cost: /proc/net/fib_triestat walks
+only the CPU of BIRD and of the receivers, as a router nobody asks anything
+spends it (each probe costs BIRD's main loop a parse and a reply; the
+receivers never see them); CPU in both from each thread's schedstat. The
+IPv6 count comes cheaply from /proc/net/rt6_stats (IPv6 routes of all tables); the exact counts cost: /proc/net/fib_triestat walks
 every table's trie (75 ms of CPU with 600k routes), and the IPv6 count of TABLE
 dumps it. They are read only once the cheap checks pass: the IPv6 count, and with
 --sample FILE (IPv4 prefixes, one a line: netns/sampler.py's v4_sample) a lookup of
@@ -81,17 +82,40 @@ def cpu_s(pid):
     return (int(f[11]) + int(f[12])) / HZ
 
 
-def run_s(pid):
-    """How long all of PID's threads have run on a CPU, in seconds, to the
-    nanosecond (/proc/PID/task/*/schedstat: the threads alive now; /proc/PID/stat
-    counts in ticks, 10 ms, too coarse for a minute of an idle BIRD)."""
-    total = 0
-    for task in os.listdir(f"/proc/{pid}/task"):
-        try:
-            total += int(open(f"/proc/{pid}/task/{task}/schedstat").read().split()[0])
-        except (OSError, IndexError, ValueError):
-            pass  # (a thread that has just ended)
-    return total / 1e9
+def threads_run(pids):
+    """How long each thread of PIDS has run on a CPU, in ns, by (pid, tid)
+    (/proc/PID/task/TID/schedstat: the scheduler's own sum, finer than the
+    10 ms ticks of /proc/PID/stat, which are 0.017 % of a minute); None if
+    the kernel keeps no schedstat."""
+    out = {}
+    for pid in pids:
+        for tid in os.listdir(f"/proc/{pid}/task"):
+            try:
+                out[pid, tid] = int(open(f"/proc/{pid}/task/{tid}/schedstat").read().split()[0])
+            except FileNotFoundError:
+                pass  # (a thread that has just ended)
+            except (OSError, IndexError, ValueError):
+                return None
+    return out
+
+
+def cpu_pct(groups, work):
+    """For each group of PIDs, the share of one core its threads took while
+    work() ran, in percent; for a group with a thread that ended meanwhile,
+    from its processes' ticks instead (an ended thread's run time is gone
+    from schedstat, not from /proc/PID/stat)."""
+    pids = [p for g in groups for p in g]
+    t0, c0, start = threads_run(pids), {p: cpu_s(p) for p in pids}, time.monotonic()
+    work()
+    t1, c1, span = threads_run(pids), {p: cpu_s(p) for p in pids}, time.monotonic() - start
+    out = []
+    for g in groups:
+        if t0 is None or t1 is None or any(k not in t1 for k in t0 if k[0] in g):
+            out.append(round(100 * sum(c1[p] - c0[p] for p in g) / span, 2))
+        else:
+            ns = sum(v - t0.get(k, 0) for k, v in t1.items() if k[0] in g)
+            out.append(round(100 * ns / 1e9 / span, 3))
+    return out
 
 
 def schedstat(pid):
@@ -367,28 +391,17 @@ def main():
         probe_for(cli, steady_from - (time.monotonic() - start))  # (not counted)
         if steady_from:
             out["steady_from_s"] = round(time.monotonic() - start, 2)
-        steady_start = time.monotonic()
-        cpu0 = cpu_s(bird)
-        rcpu0 = sum(cpu_s(p) for p in recv)
         at = len(cli.log)
-        steady = probe_for(cli, steady_s)
-        span = time.monotonic() - steady_start
+        steady = []
+        # probed, then as long again with no probe, as a router nobody asks
+        # anything spends it (each probe costs BIRD's main loop a parse and a
+        # reply; 0.15 to 0.25 points of a core here, ten a second)
+        cpu = cpu_pct([[bird], recv], lambda: steady.extend(probe_for(cli, steady_s)))
+        quiet = cpu_pct([[bird], recv], lambda: time.sleep(steady_s))
         out["steady"] = {**summary(steady), **cpu_waits(cli.log[at:])}
-        out["bird_steady_cpu_pct"] = round(100 * (cpu_s(bird) - cpu0) / span, 2)
+        out["bird_steady_cpu_pct"], out["bird_quiet_cpu_pct"] = cpu[0], quiet[0]
         if recv:
-            out["recv_steady_cpu_pct"] = round(100 * (sum(cpu_s(p) for p in recv) - rcpu0) / span, 2)
-        # Then as long again with no probe: the CPU BIRD (and the receivers)
-        # take when nothing asks BIRD anything, as on a router nobody is
-        # looking at. Each probe costs BIRD's main loop too: ten a second took
-        # 0.15 points of a core of BIRD 2.0.12 here.
-        cpu0 = run_s(bird)
-        rcpu0 = sum(run_s(p) for p in recv)
-        quiet_start = time.monotonic()
-        time.sleep(steady_s)
-        span = time.monotonic() - quiet_start
-        out["bird_quiet_cpu_pct"] = round(100 * (run_s(bird) - cpu0) / span, 3)
-        if recv:
-            out["recv_quiet_cpu_pct"] = round(100 * (sum(run_s(p) for p in recv) - rcpu0) / span, 3)
+            out["recv_steady_cpu_pct"], out["recv_quiet_cpu_pct"] = cpu[1], quiet[1]
     out["bird_rss_mib"] = round(mem_kib(bird, "VmRSS") / 1024, 1)
     out["bird_peak_rss_mib"] = round(mem_kib(bird, "VmHWM") / 1024, 1)
     if recv:

@@ -17,7 +17,8 @@
 # the kernel holds CHURN routes fewer, then enabled until it holds them all
 # again, ROUNDS times; then STEADY seconds of steady state. birdc show status
 # on the measured BIRD every 100 ms throughout (bench/bird_probe.py), from its
-# start; its CPU, and fibd's. Figures only; nothing is asserted.
+# start; its CPU, and fibd's, until then, in steady state, and in as long again
+# with no probe. Figures only; nothing is asserted.
 #
 #   bench/churn.sh [--uniform] [N4 N6 CHURN ROUNDS STEADY]   (default 600000 150000 120000 2 30; as root)
 # The routes are shaped like today's DFZ (routes.py gen-dfz: its length mix,
@@ -116,15 +117,13 @@ python3 - "$W" "$here" <<'PY'
 import json, sys
 w, here = sys.argv[1:3]
 sys.path.insert(0, here)
-from probe_table import cpu_rows, print_table, probe_rows  # noqa: E402
+from probe_table import cpu_rows, print_table, probe_rows, rss_rows  # noqa: E402
 names, heads = ("none", "kernel", "fibd"), ("no export", "kernel k4/k6", "fibd f1")
 rows = [("time to converge (s; no export: imported)", ("converge_s",))]
 rows += probe_rows(("load", "churn", "steady"))
 rows += [("churn steps: withdraw, announce, ... (s)", ("churn_steps_s",))]
 rows += cpu_rows("fibd", "steady state")
-rows += [("BIRD RSS at the end (MiB)", ("bird_rss_mib",)),
-         ("BIRD peak RSS (MiB)", ("bird_peak_rss_mib",)),
-         ("fibd RSS at the end (MiB)", ("recv_rss_mib",))]
+rows += rss_rows("fibd")
 print_table(heads, [json.load(open(f"{w}/{n}.json")) for n in names], rows, 26)
 PY
 echo "glue pending set (peak: the full feed's or the churn's), $(tr '\n' ';' <"$W/fibd.pending")"

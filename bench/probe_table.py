@@ -46,6 +46,14 @@ def cpu_rows(recv, until):
             (f"{recv} CPU in steady state, no probe (%)", ("recv_quiet_cpu_pct",))]
 
 
+def rss_rows(recv):
+    """BIRD's memory and RECV's, at the end and at their peak."""
+    return [("BIRD RSS at the end (MiB)", ("bird_rss_mib",)),
+            ("BIRD peak RSS (MiB)", ("bird_peak_rss_mib",)),
+            (f"{recv} RSS at the end (MiB)", ("recv_rss_mib",)),
+            (f"{recv} peak RSS, sum of peaks (MiB)", ("recv_peak_rss_mib",))]
+
+
 def print_table(heads, runs, rows, width):
     """One line a row: its label, then each run's figure (a list joined by
     commas) in WIDTH columns."""
