@@ -135,6 +135,6 @@ assert first < ready, lines
 mkdir -m 0777 "$W/open"
 chmod 0777 "$W/open"
 echo "state_file = none" >"$W/open.conf"
-timeout 10 "${_ours[@]}" ip netns exec "$A" "$FIBD" -f -s "$W/open/fibd.sock" -c "$W/open.conf" 2>"$W/open.log"
+timeout --foreground 10 "${_ours[@]}" ip netns exec "$A" "$FIBD" -f -s "$W/open/fibd.sock" -c "$W/open.conf" 2>"$W/open.log"
 check "a world-writable socket directory is refused" \
 	grep -q "writable by anyone: refusing to run" "$W/open.log"

@@ -174,7 +174,7 @@ X
 }
 
 exabgp_announce() { # bounded: with the feeder gone, nothing would read the FIFO
-	timeout 10 bash -c 'echo "$1" >"$2"' _ "$1" "$W/exabgp.fifo"
+	timeout --foreground 10 bash -c 'echo "$1" >"$2"' _ "$1" "$W/exabgp.fifo"
 }
 
 exabgp_kill() {
