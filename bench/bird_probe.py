@@ -31,7 +31,8 @@ the kernel holds N4 and N6 routes more than --base says the table had before
 STEADY_S seconds after that; then STEADY_S seconds with no probe at all (quiet):
 only the CPU of BIRD and of the receivers, as a router nobody asks anything
 spends it (each probe costs BIRD's main loop a parse and a reply; the
-receivers never see them); CPU in both from each thread's schedstat. The
+receivers never see them); CPU in both from each thread's schedstat (from
+the processes' ticks for a window in which a thread ended). The
 IPv6 count comes cheaply from /proc/net/rt6_stats (IPv6 routes of all tables); the exact counts cost: /proc/net/fib_triestat walks
 every table's trie (75 ms of CPU with 600k routes), and the IPv6 count of TABLE
 dumps it. They are read only once the cheap checks pass: the IPv6 count, and with
@@ -87,16 +88,18 @@ def threads_run(pids):
     (/proc/PID/task/TID/schedstat: the scheduler's own sum, finer than the
     10 ms ticks of /proc/PID/stat, which are 0.017 % of a minute); None if
     the kernel keeps no schedstat."""
+    if not os.path.exists("/proc/self/schedstat"):
+        return None
     out = {}
     for pid in pids:
         for tid in os.listdir(f"/proc/{pid}/task"):
             try:
                 out[pid, tid] = int(open(f"/proc/{pid}/task/{tid}/schedstat").read().split()[0])
-            except FileNotFoundError:
+            except (FileNotFoundError, ProcessLookupError):
                 pass  # (a thread that has just ended)
             except (OSError, IndexError, ValueError):
                 return None
-    return out
+    return out if out or not pids else None
 
 
 def cpu_pct(groups, work):
@@ -395,7 +398,7 @@ def main():
         steady = []
         # probed, then as long again with no probe, as a router nobody asks
         # anything spends it (each probe costs BIRD's main loop a parse and a
-        # reply; 0.15 to 0.25 points of a core here, ten a second)
+        # reply; 0.15 to 0.30 points of a core here, ten a second)
         cpu = cpu_pct([[bird], recv], lambda: steady.extend(probe_for(cli, steady_s)))
         quiet = cpu_pct([[bird], recv], lambda: time.sleep(steady_s))
         out["steady"] = {**summary(steady), **cpu_waits(cli.log[at:])}
