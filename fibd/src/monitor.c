@@ -3,6 +3,12 @@
  * hooks (monitor.h). Link messages for a link that is down or gone go to
  * link_down; any link or address message, and any overrun, ends the read with
  * changed(), once.
+ *
+ * An overrun shows as ENOBUFS once: the kernel then drops every notification
+ * for the socket, silently, until it has been read empty (netlink_overrun and
+ * NETLINK_S_CONGESTED), which under sustained churn can be seconds. So after
+ * each read the socket's drop counter (SO_MEMINFO) is compared with the last
+ * one seen: any rise is an overrun too, whether or not ENOBUFS said so.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -13,6 +19,7 @@
 
 #include <libmnl/libmnl.h>
 #include <linux/filter.h>
+#include <linux/sock_diag.h>
 
 #include "health.h"
 #include "log.h"
@@ -24,7 +31,10 @@ static struct {
 	bool open;
 	struct mon_hooks hooks;
 	uint32_t ignore_port;
-	uint64_t lost_reads; /* reads that met ENOBUFS */
+	uint64_t lost_reads; /* reads that found notifications lost */
+	bool behind;         /* the last read stopped at its budget, not at an empty socket */
+	bool drops_known;    /* the kernel tells the socket's drops (SO_MEMINFO, Linux 4.12) */
+	uint32_t drops_seen; /* its drop counter when last read */
 	struct mon_stats st;
 	_Alignas(8) char rx[65536]; /* netlink messages are 4-byte aligned */
 } mon;
@@ -35,12 +45,57 @@ real_recv(void *buf, size_t len)
 	return mnl_socket_recvfrom(mon.sock, buf, len);
 }
 
+static int
+real_drops(uint32_t *ret)
+{
+	uint32_t mem[SK_MEMINFO_VARS];
+	socklen_t len = sizeof(mem);
+
+	if (getsockopt(mnl_socket_get_fd(mon.sock), SOL_SOCKET, SO_MEMINFO, mem, &len) < 0)
+		return -errno;
+	if (len < (SK_MEMINFO_DROPS + 1) * sizeof(mem[0]))
+		return -ENOPROTOOPT;
+	*ret = mem[SK_MEMINFO_DROPS];
+	return 0;
+}
+
 static mon_recv_fn io_recv = real_recv;
+static mon_drops_fn io_drops = real_drops;
 
 void
-mon_set_io(mon_recv_fn recv_fn)
+mon_set_io(mon_recv_fn recv_fn, mon_drops_fn drops_fn)
 {
 	io_recv = recv_fn ? recv_fn : real_recv;
+	io_drops = drops_fn ? drops_fn : real_drops;
+}
+
+static void
+drops_unknown(int err)
+{
+	mon.drops_known = false;
+	log_warn("monitor: cannot read the socket's drop counter (SO_MEMINFO: %s): an overrun "
+		 "is seen only when the kernel reports ENOBUFS, not the drops that follow it",
+	    strerror(-err));
+}
+
+/* Did the kernel drop notifications for the socket since the last look? */
+static bool
+drops_rose(void)
+{
+	uint32_t now;
+	int r;
+
+	if (!mon.drops_known)
+		return false;
+	if ((r = io_drops(&now)) < 0) {
+		drops_unknown(r);
+		return false;
+	}
+	if (now == mon.drops_seen)
+		return false;
+	mon.st.drops += (uint32_t)(now - mon.drops_seen); /* the counter wraps at 2^32 */
+	mon.drops_seen = now;
+	return true;
 }
 
 static void
@@ -72,15 +127,15 @@ static void
 mon_read(int budget)
 {
 	bool links = false, lost = false;
+	int i;
 
-	for (int i = 0; i < budget; i++) {
+	for (i = 0; i < budget; i++) {
 		ssize_t n = io_recv(mon.rx, sizeof(mon.rx));
 		const struct nlmsghdr *nlh;
 		int len;
 		if (n < 0) {
 			if (errno == ENOBUFS) {
 				/* Notifications were lost: assume that anything changed. */
-				mon.st.overruns++;
 				lost = true;
 				continue;
 			}
@@ -90,8 +145,14 @@ mon_read(int budget)
 		for (nlh = (const struct nlmsghdr *)mon.rx; kmsg_ok(nlh, len); nlh = mnl_nlmsg_next(nlh, &len))
 			one_message(nlh, &links);
 	}
-	if (lost)
+	mon.behind = i == budget;
+	/* After the reads: a drop counted now is one no later read can make good. */
+	if (drops_rose())
+		lost = true;
+	if (lost) {
+		mon.st.overruns++;
 		mon.lost_reads++;
+	}
 	if ((links || lost) && mon.hooks.changed)
 		mon.hooks.changed(lost);
 }
@@ -117,6 +178,12 @@ mon_catch_up(void)
 	if (mon.open)
 		mon_read(MON_CATCH_UP);
 	return mon.lost_reads;
+}
+
+bool
+mon_behind(void)
+{
+	return mon.open && mon.behind;
 }
 
 /*
@@ -160,9 +227,11 @@ mon_init(uv_loop_t *loop, const struct mon_hooks *hooks, uint32_t rcvbuf, uint32
 {
 	unsigned groups = RTMGRP_LINK | RTMGRP_IPV4_IFADDR | RTMGRP_IPV6_IFADDR | RTMGRP_IPV4_ROUTE |
 	    RTMGRP_IPV6_ROUTE;
+	int r;
 
 	memset(&mon.st, 0, sizeof(mon.st));
 	mon.lost_reads = 0;
+	mon.behind = false;
 	mon.hooks = *hooks;
 	mon.ignore_port = ignore_port;
 	if (!(mon.sock = mnl_socket_open2(NETLINK_ROUTE, SOCK_NONBLOCK | SOCK_CLOEXEC)))
@@ -173,6 +242,9 @@ mon_init(uv_loop_t *loop, const struct mon_hooks *hooks, uint32_t rcvbuf, uint32
 		return err;
 	}
 	mon.open = true;
+	mon.drops_known = true;
+	if ((r = io_drops(&mon.drops_seen)) < 0)
+		drops_unknown(r);
 	mon_set_buffer(rcvbuf);
 	if (ignore_port)
 		filter_port(ignore_port);

@@ -3,7 +3,8 @@
  * layer). One multicast netlink socket with a large receive buffer; at most
  * MON_RECV_BUDGET datagrams per callback. It decides nothing: what it reads
  * goes up through its hooks, which main.c wires to the writer and the sync
- * engine. An overrun (ENOBUFS: notifications were lost) is counted and said.
+ * engine. An overrun (ENOBUFS, or a rise of the socket's drop counter:
+ * notifications were lost) is counted and said.
  *
  * The notifications of fibd's own writes are filtered off the socket in the
  * kernel (a socket filter on the writer's port): during a bulk load they would
@@ -53,17 +54,28 @@ int mon_set_buffer(uint32_t bytes);
  */
 uint64_t mon_catch_up(void);
 
+/*
+ * mon_behind - the last read stopped at its budget: notifications of changes
+ * the kernel has made may still wait unread, so a change count may be short.
+ */
+bool mon_behind(void);
+
 void mon_close(void);
 
 struct mon_stats {
 	uint64_t events;
-	uint64_t overruns;
+	uint64_t overruns; /* reads that found notifications lost */
+	uint64_t drops;    /* notifications the kernel dropped (its counter, SO_MEMINFO) */
 };
 void mon_get_stats(struct mon_stats *ret);
 
-/* For tests: the socket's receive (NULL: the real one), returning like recv(2). */
+/*
+ * For tests: the socket's receive, returning like recv(2), and its drop
+ * counter, returning 0 or -errno (NULL: the real ones).
+ */
 #include <sys/types.h>
 typedef ssize_t (*mon_recv_fn)(void *buf, size_t len);
-void mon_set_io(mon_recv_fn recv_fn);
+typedef int (*mon_drops_fn)(uint32_t *drops);
+void mon_set_io(mon_recv_fn recv_fn, mon_drops_fn drops_fn);
 
 #endif

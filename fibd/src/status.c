@@ -151,10 +151,11 @@ status_text(struct text *t, const struct snap *sn)
 	    (unsigned long long)ns.adds, (unsigned long long)ns.replaces,
 	    (unsigned long long)ns.deletes, (unsigned long long)ns.errors,
 	    (unsigned long long)ns.retries, (unsigned long long)ns.eagain);
-	tprintf(t, "  monitor events %llu, overruns %llu; writer overruns %llu, late answers %llu; "
-		   "routes lost and written again %llu; "
+	tprintf(t, "  monitor events %llu, overruns %llu (%llu notifications dropped); "
+		   "writer overruns %llu, late answers %llu; routes lost and written again %llu; "
 		   "batches refused %llu; gateway-only nexthop sets resolved %llu\n",
 	    (unsigned long long)sn->ms.events, (unsigned long long)sn->ms.overruns,
+	    (unsigned long long)sn->ms.drops,
 	    (unsigned long long)ns.overruns, (unsigned long long)ns.answers_late,
 	    (unsigned long long)ns.routes_lost, (unsigned long long)ns.batches_refused,
 	    (unsigned long long)ns.gateways_resolved);
@@ -343,6 +344,8 @@ metrics_text(struct text *t, const struct snap *sn)
 	metric1(t, "fibd_monitor_events_total", "counter", "Kernel notifications read", (double)sn->ms.events);
 	metric1(t, "fibd_monitor_overruns_total", "counter", "Times the monitor socket overran",
 	    (double)sn->ms.overruns);
+	metric1(t, "fibd_monitor_drops_total", "counter",
+	    "Notifications the kernel dropped for the monitor socket", (double)sn->ms.drops);
 	metric1(t, "fibd_routes_lost_total", "counter",
 	    "Routes of fibd's found deleted or replaced by others, and written again", (double)ns->routes_lost);
 	metric1(t, "fibd_dumps_started_total", "counter", "Table dumps started", (double)ss->dumps_started);
@@ -434,7 +437,8 @@ status_json(struct text *t, const struct snap *sn)
 	    "],\"netlink\":{\"queued\":%llu,\"inflight\":%u,\"window\":%u,\"parked\":%llu,"
 	    "\"messages\":%llu,\"batches\":%llu,\"adds\":%llu,\"replaces\":%llu,\"deletes\":%llu,"
 	    "\"errors\":%llu,\"retries\":%llu,\"send_waits\":%llu,\"monitor_events\":%llu,"
-	    "\"monitor_overruns\":%llu,\"routes_lost\":%llu,\"batch_limit\":%u,\"send_max_us\":%llu,"
+	    "\"monitor_overruns\":%llu,\"monitor_drops\":%llu,\"routes_lost\":%llu,"
+	    "\"batch_limit\":%u,\"send_max_us\":%llu,"
 	    "\"writer_batches\":%u,\"batches_refused\":%llu,\"gateways_resolved\":%llu,"
 	    "\"writer_overruns\":%llu,\"answers_late\":%llu,\"nexthop_objects\":%s},",
 	    (unsigned long long)ns.queued, ns.inflight, ns.window, (unsigned long long)ns.parked,
@@ -443,7 +447,7 @@ status_json(struct text *t, const struct snap *sn)
 	    (unsigned long long)ns.deletes, (unsigned long long)ns.errors,
 	    (unsigned long long)ns.retries, (unsigned long long)ns.eagain,
 	    (unsigned long long)sn->ms.events, (unsigned long long)sn->ms.overruns,
-	    (unsigned long long)ns.routes_lost, ns.batch_limit, (unsigned long long)ns.send_max_us,
+	    (unsigned long long)sn->ms.drops, (unsigned long long)ns.routes_lost, ns.batch_limit, (unsigned long long)ns.send_max_us,
 	    ns.batches_queued, (unsigned long long)ns.batches_refused,
 	    (unsigned long long)ns.gateways_resolved, (unsigned long long)ns.overruns,
 	    (unsigned long long)ns.answers_late, ns.nh_objects ? "true" : "false");

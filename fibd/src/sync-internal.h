@@ -28,6 +28,8 @@ struct sync_state {
 	bool learning;      /* the job is a learn dump (every protocol, for learn.c) */
 	bool learn_replaying; /* its dump is done; learn.c replays what it kept (sync_on_apply) */
 	uint64_t changes_at_start, overruns_at_start;
+	bool use_unsure;    /* the dump to use is an unsure one (sync_dump_end) */
+	bool use_lost;      /* the monitor lost notifications while it ran */
 	uv_timer_t soon;    /* debounces rescans asked for by link and address events */
 	uv_timer_t periodic;
 	uint32_t interval_ms;

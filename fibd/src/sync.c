@@ -8,8 +8,9 @@
  * A dump counts only when it ended with its own NLMSG_DONE, no message carried
  * NLM_F_DUMP_INTR, and the monitor lost no notification while it ran
  * (invariant 5); an IPv6 dump during which others changed the table is
- * discarded a few times, then used as unsure (docs/design.md). A discarded dump
- * is retried with backoff, and nothing is adopted from it.
+ * discarded too. A discarded dump is retried with backoff, and nothing is
+ * adopted from it; after a few lost to notifications or churn in a row, one is
+ * used, an IPv6 one as unsure (docs/design.md).
  *
  * Adopting a route: its entry gets `have` = its attributes as the dump gave
  * them (interned like a client's, with the nexthop object an earlier fibd made),
@@ -494,14 +495,19 @@ sync_job_end(bool ok, const char *why)
 	}
 	if (ok) {
 		/* A scan: an IPv6 dump during which others changed the table is unsure. */
-		t->dump_unsure = t->family == PS_FAM_V6 && t->changes != sy.changes_at_start;
-		t->churn_discards = 0;
+		t->dump_unsure = sy.use_unsure;
 		if (t->dump_unsure) {
 			sy.st.dumps_unsure++;
-			log_info("sync: table %u inet6: changed by others during %u dumps in a row; "
+			log_info("sync: table %u inet6: %s during %u dumps in a row; "
 				 "using this one for what it shows, not for what it lacks",
-			    t->id, SYNC_CHURN_TRIES + 1);
+			    t->id, sy.use_lost ? "notifications lost" : "changed by others",
+			    t->churn_discards + 1);
+		} else if (sy.use_lost) {
+			log_info("sync: table %u inet: notifications lost during %u dumps in a row; "
+				 "using this one, a rescan to follow", t->id, t->churn_discards + 1);
 		}
+		t->churn_discards = 0;
+		sy.use_unsure = sy.use_lost = false;
 		sy.apply_rescan = t->scan == SCAN_DONE;
 		if (sy.apply_rescan && t->diff_waiting)
 			event_emit(&(struct event){ .kind = EV_RESCAN_BEGIN, .t = t });
@@ -563,40 +569,65 @@ sync_dump_route(const struct nlmsghdr *nlh, const struct kmsg_rt *kr, void *ctx)
 void
 sync_dump_end(int result, void *ctx)
 {
+	struct rtable *t = sy.cur;
+	bool lost, changed;
 	(void)ctx;
+
 	if (result == 0 && sy.learning) {
 		sync_job_end(true, NULL); /* what changed meanwhile is replayed (learn.c) */
-	} else if (result == 0 && !sy.keys_failed && mon_catch_up() != sy.overruns_at_start) {
-		sy.st.dumps_failed++;
-		sync_job_end(false, "the monitor overran during the dump: notifications were lost");
-	} else if (result == 0 && sy.kept_overflow) {
-		sy.st.dumps_failed++;
-		sync_job_end(false, "too many notifications during the dump to keep");
-	} else if (result == 0 && !sy.keys_failed && sy.cur->family == PS_FAM_V6 &&
-	    sy.cur->changes != sy.changes_at_start && sy.cur->churn_discards < SYNC_CHURN_TRIES) {
-		/*
-		 * An IPv4 dump is the table as of each prefix's turn, and the kept
-		 * notifications, replayed in order, bring every prefix up to date.
-		 * An IPv6 dump under churn is worse: the kernel's walker, restarted
-		 * on a tree change, skips by count, so routes nobody touched can be
-		 * missing or doubled, and no NLM_F_DUMP_INTR says so (50-churn
-		 * measures it; docs/design.md). No notification covers those:
-		 * such a dump is taken again. After SYNC_CHURN_TRIES in a row one is
-		 * used, as unsure: what it shows is true, what it lacks is not
-		 * trusted (job_end).
-		 */
-		sy.cur->churn_discards++;
-		sy.st.dumps_interrupted++;
-		sync_job_end(false, "IPv6 table changed during the dump");
-	} else if (result == 0) {
-		sync_job_end(!sy.keys_failed, "out of memory");
-	} else if (result == -EINTR) {
+		return;
+	}
+	if (result == -EINTR) {
 		sy.st.dumps_interrupted++;
 		sync_job_end(false, "interrupted by a change (NLM_F_DUMP_INTR)");
-	} else {
+		return;
+	}
+	if (result < 0) {
 		sy.st.dumps_failed++;
 		sync_job_end(false, result == -EFBIG ? "over the size cap" : strerror(-result));
+		return;
 	}
+	if (sy.keys_failed) {
+		sync_job_end(false, "out of memory");
+		return;
+	}
+	/*
+	 * Lost: the monitor lost notifications while the dump ran, so those kept
+	 * may not make it whole (invariant 5). Changed: an IPv6 dump during which
+	 * others changed the table, or may have (the monitor lost notifications,
+	 * or has not read them all yet). An IPv4 dump is the table as of each
+	 * prefix's turn, and the kept notifications, replayed in order, bring
+	 * every prefix up to date. An IPv6 dump under churn is worse: the
+	 * kernel's walker, restarted on a tree change, skips by count, so routes
+	 * nobody touched can be missing or doubled, and no NLM_F_DUMP_INTR says
+	 * so (50-churn measures it; docs/design.md). No notification covers
+	 * those. Either dump is taken again, SYNC_CHURN_TRIES times in a row;
+	 * then one is used: an IPv6 one as unsure (what it shows is true, what it
+	 * lacks is not trusted: sync_job_end), an IPv4 one as it is (what it
+	 * lacks was gone at its turn), the rescan the loss asked for to follow.
+	 * So a first scan does not wait for the churn to end.
+	 */
+	lost = mon_catch_up() != sy.overruns_at_start;
+	changed = t->family == PS_FAM_V6 && (lost || mon_behind() || t->changes != sy.changes_at_start);
+	if ((lost || changed) && t->churn_discards < SYNC_CHURN_TRIES) {
+		t->churn_discards++;
+		if (lost) {
+			sy.st.dumps_failed++;
+			sync_job_end(false, "the monitor overran during the dump: notifications were lost");
+		} else {
+			sy.st.dumps_interrupted++;
+			sync_job_end(false, "IPv6 table changed during the dump");
+		}
+		return;
+	}
+	if (sy.kept_overflow) {
+		sy.st.dumps_failed++;
+		sync_job_end(false, "too many notifications during the dump to keep");
+		return;
+	}
+	sy.use_unsure = changed;
+	sy.use_lost = lost;
+	sync_job_end(true, NULL);
 }
 
 int

@@ -8,7 +8,9 @@
  * changed the table (discarded a few times, since the kernel's IPv6 walker may
  * skip routes; then used for what they show only),
  * ENOBUFS on the dump socket (discarded, retried), a monitor overrun (the dump
- * taken again; a rescan asked for), a table whose dumps keep
+ * taken again; a rescan asked for), one that only the socket's drop counter
+ * shows, notifications lost during every dump (a few discarded, then one
+ * used), an IPv6 dump that ends with the monitor behind, a table whose dumps keep
  * failing does not hold up another table's first scan, and shutdown in the
  * middle of a dump.
  */
@@ -55,18 +57,41 @@ deliver(void)
 		dump_poll();
 }
 
-/* The monitor's socket, faked: it reports an overrun (ENOBUFS) when asked to. */
+/*
+ * The monitor's socket, faked: it reports an overrun (ENOBUFS) when asked to;
+ * its drop counter rises as the test says (the kernel drops silently after an
+ * overrun until the socket is read empty); and it holds mon_backlog
+ * notifications about a table fibd does not manage, one per datagram.
+ */
 static int mon_overruns_due;
+static uint32_t mon_drops;
+static unsigned mon_backlog;
 
 static ssize_t
 mon_recv(void *buf, size_t len)
 {
-	(void)buf;
-	(void)len;
-	errno = mon_overruns_due ? ENOBUFS : EAGAIN;
-	if (mon_overruns_due)
+	if (mon_overruns_due) {
 		mon_overruns_due--;
+		errno = ENOBUFS;
+		return -1;
+	}
+	if (mon_backlog) {
+		struct nlbuild b = { .len = 0 };
+		mon_backlog--;
+		nlb_route(&b, AF_INET, "203.0.113.0", 24, 999, 4, 0, 0);
+		assert_true(b.len <= len);
+		memcpy(buf, b.buf, b.len);
+		return (ssize_t)b.len;
+	}
+	errno = EAGAIN;
 	return -1;
+}
+
+static int
+mon_drop_counter(uint32_t *ret)
+{
+	*ret = mon_drops;
+	return 0;
 }
 
 /* Run the loop until cond() holds (timers included); false after 3 s. */
@@ -174,11 +199,13 @@ setup(void **state)
 	log_init("test", true, LOG_LVL_WARN);
 	uv_loop_init(&loop);
 	mon_overruns_due = 0;
+	mon_drops = 0;
+	mon_backlog = 0;
 	fake_nl_reset();
+	mon_set_io(mon_recv, mon_drop_counter);
 	if (table_init() < 0 || sync_init(&loop, 12, 60, 0) < 0 ||
 	    mon_init(&loop, &(const struct mon_hooks){ .route = sync_kernel_route }, 0, 0) < 0)
 		return -1;
-	mon_set_io(mon_recv);
 	kf_dump_install();
 	return 0;
 }
@@ -189,7 +216,7 @@ teardown(void **state)
 	(void)state;
 	sync_close();
 	mon_close();
-	mon_set_io(NULL);
+	mon_set_io(NULL, NULL);
 	kf_dump_uninstall();
 	uv_run(&loop, UV_RUN_NOWAIT); /* the close callbacks */
 	table_shutdown();
@@ -473,6 +500,124 @@ test_monitor_overrun_rescans(void **state)
 	assert_int_equal(st.dumps_completed, 2);
 }
 
+/*
+ * After an overrun the kernel drops notifications silently until the socket
+ * has been read empty: only the socket's drop counter says so. A dump during
+ * which it rose is taken again, as one during which ENOBUFS came; the monitor
+ * counts the overrun and the drops.
+ */
+static void
+test_monitor_silent_drops(void **state)
+{
+	struct rtable *t = table_get(100, PS_FAM_V4, true);
+	struct sync_stats st;
+	struct mon_stats ms;
+	struct nlbuild *b;
+	(void)state;
+
+	first_datagram(t, "192.0.2.0", 24);
+	mon_drops += 5; /* no ENOBUFS: the socket was congested already */
+	b = next_datagram();
+	nlb_done(b, 0);
+	deliver();
+	sync_get_stats(&st);
+	assert_int_equal(st.dumps_failed, 1);
+	assert_int_equal(st.dumps_completed, 0);
+	assert_null(lookup(t, "192.0.2.0", 24));
+	mon_get_stats(&ms);
+	assert_int_equal(ms.overruns, 1);
+	assert_int_equal(ms.drops, 5);
+	retry_then_adopt(t, 2, "192.0.2.0", 24);
+	mon_get_stats(&ms);
+	assert_int_equal(ms.overruns, 1); /* the counter stood still: nothing more lost */
+}
+
+/* One dump of table t, request number `request`, showing dst/plen; notifications are lost while it runs. */
+static void
+lossy_dump(struct rtable *t, unsigned request, const char *dst, unsigned plen)
+{
+	struct nlbuild *b;
+
+	want_requests = request;
+	assert_true(run_until(requests_reached));
+	b = next_datagram();
+	nlb_route(b, t->family == PS_FAM_V4 ? AF_INET : AF_INET6, dst, plen, t->id, 12, 0, 0);
+	deliver();
+	mon_drops++;
+	b = next_datagram();
+	nlb_done(b, 0);
+	deliver();
+}
+
+/*
+ * Notifications lost during every dump: SYNC_CHURN_TRIES are discarded in a
+ * row, then one is used, so that a first scan does not wait for the churn to
+ * end: an IPv4 one as it is (what it lacks was gone at its turn), an IPv6 one
+ * as unsure (its walker may have skipped routes, and the notifications that
+ * would say whether the table changed are gone).
+ */
+static void
+test_sustained_loss(void **state)
+{
+	struct rtable *v4 = table_get(100, PS_FAM_V4, true), *v6 = table_get(100, PS_FAM_V6, true);
+	struct sync_stats st;
+	(void)state;
+
+	assert_false(sync_table_ready(v4));
+	for (unsigned i = 1; i <= SYNC_CHURN_TRIES + 1; i++)
+		lossy_dump(v4, i, "192.0.2.0", 24);
+	cond_table = v4;
+	assert_true(run_until(table_ready));
+	assert_false(v4->dump_unsure);
+	assert_non_null(route_have(lookup(v4, "192.0.2.0", 24)));
+	sync_get_stats(&st);
+	assert_int_equal(st.dumps_failed, SYNC_CHURN_TRIES);
+	assert_int_equal(st.dumps_completed, 1);
+	assert_int_equal(st.dumps_unsure, 0);
+
+	assert_false(sync_table_ready(v6));
+	for (unsigned i = 1; i <= SYNC_CHURN_TRIES + 1; i++)
+		lossy_dump(v6, SYNC_CHURN_TRIES + 1 + i, "2001:db8::", 32);
+	cond_table = v6;
+	assert_true(run_until(table_ready));
+	assert_true(v6->dump_unsure);
+	assert_non_null(route_have(lookup(v6, "2001:db8::", 32)));
+	sync_get_stats(&st);
+	assert_int_equal(st.dumps_failed, 2 * SYNC_CHURN_TRIES);
+	assert_int_equal(st.dumps_completed, 2);
+	assert_int_equal(st.dumps_unsure, 1);
+}
+
+/*
+ * An IPv6 dump that ends while the monitor has more notifications waiting
+ * than it reads at once: they may say that others changed the table, so the
+ * dump counts as changed and is taken again. The next, with the monitor read
+ * up, is sure.
+ */
+static void
+test_v6_monitor_behind(void **state)
+{
+	struct rtable *t = table_get(100, PS_FAM_V6, true);
+	struct sync_stats st;
+	struct nlbuild *b;
+	(void)state;
+
+	first_datagram(t, "2001:db8::", 32);
+	mon_backlog = MON_CATCH_UP + 1;
+	b = next_datagram();
+	nlb_done(b, 0);
+	deliver();
+	sync_get_stats(&st);
+	assert_int_equal(st.dumps_interrupted, 1);
+	assert_int_equal(st.dumps_completed, 0);
+	assert_null(lookup(t, "2001:db8::", 32));
+	retry_then_adopt(t, 2, "2001:db8::", 32);
+	assert_int_equal(mon_backlog, 0);
+	assert_false(t->dump_unsure);
+	sync_get_stats(&st);
+	assert_int_equal(st.dumps_unsure, 0);
+}
+
 /* SIGTERM in the middle of a dump: sync closes with the job half done, nothing leaks. */
 static void
 test_shutdown_mid_dump(void **state)
@@ -504,6 +649,9 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_enobufs_discards, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_failing_table_does_not_block_another, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_monitor_overrun_rescans, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_monitor_silent_drops, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_sustained_loss, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_v6_monitor_behind, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_shutdown_mid_dump, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
