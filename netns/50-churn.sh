@@ -104,7 +104,7 @@ diag "table 101: $(cat "$W/other.out")"
 check "a feed into another table completed during the churn" \
 	eval '[ "$other_in_time" = yes ] && grep -q "installed 4000, removed 0, failed 0" "$W/other.out"'
 after=$(fibctl_in "$NS" "$SOCK" -j status)
-diag "$(python3 -c 'import json,sys; s=json.loads(sys.argv[1]); print(s["sync"]); print(s["netlink"])' "$after")"
+diag "$(python3 -c 'import json,sys; s=json.loads(sys.argv[1]); print(s["sync"]); print(s["netlink"]); print(s["loop"])' "$after")"
 check "IPv6 dumps during which the table changed were discarded" python3 -c '
 import json, sys
 b, a = (json.loads(x)["sync"] for x in sys.argv[1:3])

@@ -21,7 +21,7 @@
 #include "kmsg.h"
 
 #define MON_RCVBUF_DEFAULT (32u << 20)
-#define MON_RECV_BUDGET 32    /* datagrams read per callback */
+#define MON_RECV_BUDGET 256   /* datagrams read per callback */
 #define MON_CATCH_UP 256      /* datagrams read when the sync engine asks, before using a dump */
 
 struct mon_hooks {
