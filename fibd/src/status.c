@@ -342,7 +342,8 @@ metrics_text(struct text *t, const struct snap *sn)
 	metric1(t, "fibd_netlink_queued", "gauge", "Routes queued for the kernel", (double)ns->queued);
 	metric1(t, "fibd_netlink_inflight", "gauge", "Messages sent and not yet answered", ns->inflight);
 	metric1(t, "fibd_monitor_events_total", "counter", "Kernel notifications read", (double)sn->ms.events);
-	metric1(t, "fibd_monitor_overruns_total", "counter", "Times the monitor socket overran",
+	metric1(t, "fibd_monitor_overruns_total", "counter",
+	    "Reads of the monitor socket that found notifications lost (ENOBUFS, drop counter)",
 	    (double)sn->ms.overruns);
 	metric1(t, "fibd_monitor_drops_total", "counter",
 	    "Notifications the kernel dropped for the monitor socket", (double)sn->ms.drops);
@@ -447,7 +448,8 @@ status_json(struct text *t, const struct snap *sn)
 	    (unsigned long long)ns.deletes, (unsigned long long)ns.errors,
 	    (unsigned long long)ns.retries, (unsigned long long)ns.eagain,
 	    (unsigned long long)sn->ms.events, (unsigned long long)sn->ms.overruns,
-	    (unsigned long long)sn->ms.drops, (unsigned long long)ns.routes_lost, ns.batch_limit, (unsigned long long)ns.send_max_us,
+	    (unsigned long long)sn->ms.drops, (unsigned long long)ns.routes_lost, ns.batch_limit,
+	    (unsigned long long)ns.send_max_us,
 	    ns.batches_queued, (unsigned long long)ns.batches_refused,
 	    (unsigned long long)ns.gateways_resolved, (unsigned long long)ns.overruns,
 	    (unsigned long long)ns.answers_late, ns.nh_objects ? "true" : "false");

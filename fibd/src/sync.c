@@ -421,6 +421,15 @@ sync_on_apply(uv_idle_t *h)
 		log_warn("sync: table %u: notifications lost while its scan was applied; scanning it again",
 		    t->id);
 		sync_mark_queued(t);
+	} else if (sy.apply_lost) {
+		/*
+		 * Used although the monitor lost notifications while it ran: what
+		 * it showed may be stale too. Again once the churn had a moment, even
+		 * if no later loss asks (the rescan that one asked for may have come
+		 * while this first scan ran, and a first scan takes no rescan).
+		 */
+		t->scan_not_before = uv_now(sy.loop) + SYNC_RESCAN_DELAY_MS;
+		sync_mark_queued(t);
 	}
 	keep_stop();
 	sy.st.routes_adopted += sy.apply_adopted;
@@ -498,15 +507,15 @@ sync_job_end(bool ok, const char *why)
 		t->dump_unsure = sy.use_unsure;
 		if (t->dump_unsure) {
 			sy.st.dumps_unsure++;
-			log_info("sync: table %u inet6: %s during %u dumps in a row; "
-				 "using this one for what it shows, not for what it lacks",
-			    t->id, sy.use_lost ? "notifications lost" : "changed by others",
-			    t->churn_discards + 1);
+			log_info("sync: table %u inet6: changed by others, or notifications lost, during "
+				 "%u dumps in a row; using this one for what it shows, not for what it lacks",
+			    t->id, t->churn_discards + 1);
 		} else if (sy.use_lost) {
 			log_info("sync: table %u inet: notifications lost during %u dumps in a row; "
-				 "using this one, a rescan to follow", t->id, t->churn_discards + 1);
+				 "using this one, and scanning it again soon", t->id, t->churn_discards + 1);
 		}
 		t->churn_discards = 0;
+		sy.apply_lost = sy.use_lost;
 		sy.use_unsure = sy.use_lost = false;
 		sy.apply_rescan = t->scan == SCAN_DONE;
 		if (sy.apply_rescan && t->diff_waiting)
@@ -608,12 +617,14 @@ sync_dump_end(int result, void *ctx)
 	 * So a first scan does not wait for the churn to end.
 	 */
 	lost = mon_catch_up() != sy.overruns_at_start;
-	changed = t->family == PS_FAM_V6 && (lost || mon_behind() || t->changes != sy.changes_at_start);
+	changed = t->family == PS_FAM_V6 &&
+	    (lost || mon_behind() || t->changes != sy.changes_at_start);
 	if ((lost || changed) && t->churn_discards < SYNC_CHURN_TRIES) {
 		t->churn_discards++;
 		if (lost) {
 			sy.st.dumps_failed++;
-			sync_job_end(false, "the monitor overran during the dump: notifications were lost");
+			sync_job_end(false,
+			    "the monitor overran during the dump: notifications were lost");
 		} else {
 			sy.st.dumps_interrupted++;
 			sync_job_end(false, "IPv6 table changed during the dump");

@@ -29,7 +29,7 @@
 #define SYNC_RESCAN_DELAY_MS 500        /* link or address changes settle for this long */
 #define SYNC_GRACE_DEFAULT 120          /* seconds */
 #define SYNC_KEEP_MAX (8u << 20)        /* notifications kept during one scan, bytes */
-#define SYNC_CHURN_TRIES 3              /* IPv6 dumps discarded for churn before one is used anyway */
+#define SYNC_CHURN_TRIES 3              /* dumps discarded in a row (loss, IPv6 churn) */
 
 struct sync_stats {
 	uint64_t dumps_started;

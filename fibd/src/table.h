@@ -111,7 +111,7 @@ struct rtable {
 	int64_t scanned_at;    /* wall-clock seconds of its last validated dump applied, 0: none */
 	uint64_t scan_routes;  /* routes of fibd's protocol that dump showed */
 	uint64_t scan_discards; /* its dumps thrown away (interrupted, failed) */
-	uint8_t churn_discards; /* dumps in a row discarded: notifications lost, or (IPv6) others changed it */
+	uint8_t churn_discards; /* dumps discarded in a row: notifications lost, (IPv6) changed */
 	bool dump_unsure;       /* IPv6: its last dump used was taken while others changed it */
 	bool claims_in;         /* every client that fed it before fibd started has fed it again */
 	/* Tries, as references into the family's node slab (table.c): */

@@ -532,7 +532,7 @@ test_monitor_silent_drops(void **state)
 	assert_int_equal(ms.overruns, 1); /* the counter stood still: nothing more lost */
 }
 
-/* One dump of table t, request number `request`, showing dst/plen; notifications are lost while it runs. */
+/* Dump number `request`, of table t, showing dst/plen; notifications are lost while it runs. */
 static void
 lossy_dump(struct rtable *t, unsigned request, const char *dst, unsigned plen)
 {
@@ -549,23 +549,36 @@ lossy_dump(struct rtable *t, unsigned request, const char *dst, unsigned plen)
 	deliver();
 }
 
+static uint64_t want_completed;
+static bool
+completed_reached(void)
+{
+	struct sync_stats st;
+
+	sync_get_stats(&st);
+	return st.dumps_completed >= want_completed;
+}
+
 /*
  * Notifications lost during every dump: SYNC_CHURN_TRIES are discarded in a
  * row, then one is used, so that a first scan does not wait for the churn to
  * end: an IPv4 one as it is (what it lacks was gone at its turn), an IPv6 one
  * as unsure (its walker may have skipped routes, and the notifications that
- * would say whether the table changed are gone).
+ * would say whether the table changed are gone). Either table is scanned
+ * again soon after, unasked: what the dump showed may be stale.
  */
 static void
 test_sustained_loss(void **state)
 {
-	struct rtable *v4 = table_get(100, PS_FAM_V4, true), *v6 = table_get(100, PS_FAM_V6, true);
+	struct rtable *v4 = table_get(100, PS_FAM_V4, true), *v6 = table_get(101, PS_FAM_V6, true);
+	unsigned n = 0;
 	struct sync_stats st;
+	struct nlbuild *b;
 	(void)state;
 
 	assert_false(sync_table_ready(v4));
-	for (unsigned i = 1; i <= SYNC_CHURN_TRIES + 1; i++)
-		lossy_dump(v4, i, "192.0.2.0", 24);
+	for (unsigned i = 0; i <= SYNC_CHURN_TRIES; i++)
+		lossy_dump(v4, ++n, "192.0.2.0", 24);
 	cond_table = v4;
 	assert_true(run_until(table_ready));
 	assert_false(v4->dump_unsure);
@@ -574,18 +587,44 @@ test_sustained_loss(void **state)
 	assert_int_equal(st.dumps_failed, SYNC_CHURN_TRIES);
 	assert_int_equal(st.dumps_completed, 1);
 	assert_int_equal(st.dumps_unsure, 0);
+	/* Nobody asks: the rescan comes, and a quiet one is the last. */
+	want_requests = ++n;
+	assert_true(run_until(requests_reached));
+	assert_int_equal(kf_dump_last_table, 100);
+	b = next_datagram();
+	nlb_route(b, AF_INET, "192.0.2.0", 24, 100, 12, 0, 0);
+	nlb_done(b, 0);
+	deliver();
+	want_completed = 2;
+	assert_true(run_until(completed_reached));
 
 	assert_false(sync_table_ready(v6));
-	for (unsigned i = 1; i <= SYNC_CHURN_TRIES + 1; i++)
-		lossy_dump(v6, SYNC_CHURN_TRIES + 1 + i, "2001:db8::", 32);
+	for (unsigned i = 0; i <= SYNC_CHURN_TRIES; i++)
+		lossy_dump(v6, ++n, "2001:db8::", 32);
 	cond_table = v6;
 	assert_true(run_until(table_ready));
 	assert_true(v6->dump_unsure);
 	assert_non_null(route_have(lookup(v6, "2001:db8::", 32)));
 	sync_get_stats(&st);
 	assert_int_equal(st.dumps_failed, 2 * SYNC_CHURN_TRIES);
-	assert_int_equal(st.dumps_completed, 2);
+	assert_int_equal(st.dumps_completed, 3);
 	assert_int_equal(st.dumps_unsure, 1);
+	want_requests = ++n;
+	assert_true(run_until(requests_reached));
+	assert_int_equal(kf_dump_last_table, 101);
+	b = next_datagram();
+	nlb_route(b, AF_INET6, "2001:db8::", 32, 101, 12, 0, 0);
+	nlb_done(b, 0);
+	deliver();
+	want_completed = 4;
+	assert_true(run_until(completed_reached));
+	assert_false(v6->dump_unsure);
+	/* And no more. */
+	for (int i = 0; i < 80; i++) {
+		uv_run(&loop, UV_RUN_NOWAIT);
+		uv_sleep(10);
+	}
+	assert_int_equal(kf_dump_requests, n);
 }
 
 /*
