@@ -150,18 +150,6 @@ notify(struct rtable *t, uint16_t type, const char *dst, unsigned plen, uint8_t 
 	sync_kernel_route(nlh, &kr);
 }
 
-/* t's first scan is asked for, and its first datagram (one route of fibd's) delivered. */
-static void
-first_datagram(struct rtable *t, const char *dst, unsigned plen)
-{
-	struct nlbuild *b;
-
-	assert_false(sync_table_ready(t));
-	b = next_datagram();
-	nlb_route(b, t->family == PS_FAM_V4 ? AF_INET : AF_INET6, dst, plen, t->id, 12, 0, 0);
-	deliver();
-}
-
 /* A route of t a client wants (via 2001:db8:ff::1), as installed by an earlier write. */
 static struct route *
 installed_route(struct rtable *t, const char *dst, unsigned plen)
@@ -174,22 +162,58 @@ installed_route(struct rtable *t, const char *dst, unsigned plen)
 	return r;
 }
 
-/* After a discarded dump: request number n comes, and a good dump of dst/plen is adopted. */
+/*
+ * Dump request number n, of table t, comes; the fake kernel answers with
+ * dst/plen of fibd's, then (between two datagrams) meanwhile(t) if given, then
+ * NLMSG_DONE.
+ */
 static void
-retry_then_adopt(struct rtable *t, unsigned n, const char *dst, unsigned plen)
+answer_dump(struct rtable *t, unsigned n, const char *dst, unsigned plen,
+    void (*meanwhile)(struct rtable *))
 {
 	struct nlbuild *b;
 
 	want_requests = n;
 	assert_true(run_until(requests_reached));
+	assert_int_equal(kf_dump_last_table, t->id);
 	b = next_datagram();
 	nlb_route(b, t->family == PS_FAM_V4 ? AF_INET : AF_INET6, dst, plen, t->id, 12, 0, 0);
+	if (meanwhile) {
+		deliver();
+		meanwhile(t);
+		b = next_datagram();
+	}
 	nlb_done(b, 0);
 	deliver();
+}
+
+/* After a discarded dump: request number n comes, and a good dump of dst/plen is adopted. */
+static void
+retry_then_adopt(struct rtable *t, unsigned n, const char *dst, unsigned plen)
+{
+	answer_dump(t, n, dst, plen, NULL);
 	cond_table = t;
 	assert_true(run_until(table_ready));
 	assert_non_null(lookup(t, dst, plen));
 	assert_non_null(route_have(lookup(t, dst, plen)));
+}
+
+/*
+ * t's first dump, with meanwhile(t) while it runs: discarded (counted as
+ * failed, or as interrupted), nothing adopted from it.
+ */
+static void
+first_dump_discarded(struct rtable *t, const char *dst, unsigned plen,
+    void (*meanwhile)(struct rtable *), bool interrupted)
+{
+	struct sync_stats st;
+
+	assert_false(sync_table_ready(t));
+	answer_dump(t, 1, dst, plen, meanwhile);
+	sync_get_stats(&st);
+	assert_int_equal(interrupted ? st.dumps_interrupted : st.dumps_failed, 1);
+	assert_int_equal(st.dumps_completed, 0);
+	assert_null(lookup(t, dst, plen));
 }
 
 static int
@@ -321,44 +345,40 @@ test_notifications_replayed_in_order(void **state)
 	assert_true(lookup(t, "172.16.0.0", 12) == NULL || route_have(lookup(t, "172.16.0.0", 12)) == NULL);
 }
 
+/* More notifications than can be kept (during a dump of t). */
+static void
+notify_too_many(struct rtable *t)
+{
+	for (unsigned i = 0; i < SYNC_KEEP_MAX / 40; i++) /* each is 44 bytes */
+		notify(t, i % 2 ? RTM_DELROUTE : RTM_NEWROUTE, "203.0.113.0", 24, 4);
+}
+
 /* More notifications during a dump than can be kept: the dump is taken again. */
 static void
 test_keep_overflow_rescans(void **state)
 {
 	struct rtable *t = table_get(100, PS_FAM_V4, true);
 	struct sync_stats st;
-	struct nlbuild *b;
 	(void)state;
 
-	first_datagram(t, "192.0.2.0", 24);
-	for (unsigned i = 0; i < SYNC_KEEP_MAX / 40; i++) /* each is 44 bytes */
-		notify(t, i % 2 ? RTM_DELROUTE : RTM_NEWROUTE, "203.0.113.0", 24, 4);
-	b = next_datagram();
-	nlb_done(b, 0);
-	deliver();
+	first_dump_discarded(t, "192.0.2.0", 24, notify_too_many, false);
 	sync_get_stats(&st);
 	assert_int_equal(st.keep_overflows, 1);
-	assert_int_equal(st.dumps_failed, 1);
-	assert_int_equal(st.dumps_completed, 0);
-	assert_null(lookup(t, "192.0.2.0", 24));
 	retry_then_adopt(t, 2, "198.51.100.0", 24);
+}
+
+/* Others change table t (during a dump). */
+static void
+churn_once(struct rtable *t)
+{
+	notify(t, RTM_NEWROUTE, "2001:db8:1::", 48, 4);
 }
 
 /* One dump of IPv6 table t showing dst/plen, with a change by others while it runs. */
 static void
 v6_dump_under_churn(struct rtable *t, unsigned request, const char *dst, unsigned plen)
 {
-	struct nlbuild *b;
-
-	want_requests = request;
-	assert_true(run_until(requests_reached));
-	b = next_datagram();
-	nlb_route(b, AF_INET6, dst, plen, t->id, 12, 0, 0);
-	deliver();
-	notify(t, RTM_NEWROUTE, "2001:db8:1::", 48, 4);
-	b = next_datagram();
-	nlb_done(b, 0);
-	deliver();
+	answer_dump(t, request, dst, plen, churn_once);
 }
 
 /*
@@ -474,22 +494,20 @@ test_failing_table_does_not_block_another(void **state)
  * table (sync_rescan_soon), which comes after a short delay.
  */
 static void
+overrun_once(struct rtable *t)
+{
+	(void)t;
+	mon_overruns_due = 1;
+}
+
+static void
 test_monitor_overrun_rescans(void **state)
 {
 	struct rtable *t = table_get(100, PS_FAM_V4, true);
 	struct sync_stats st;
-	struct nlbuild *b;
 	(void)state;
 
-	first_datagram(t, "192.0.2.0", 24);
-	mon_overruns_due = 1; /* the monitor overran while the dump ran */
-	b = next_datagram();
-	nlb_done(b, 0);
-	deliver();
-	sync_get_stats(&st);
-	assert_int_equal(st.dumps_failed, 1);
-	assert_int_equal(st.dumps_completed, 0);
-	assert_null(lookup(t, "192.0.2.0", 24));
+	first_dump_discarded(t, "192.0.2.0", 24, overrun_once, false);
 	retry_then_adopt(t, 2, "192.0.2.0", 24);
 
 	/* An overrun later: a rescan of the table follows, and it completes. */
@@ -498,6 +516,14 @@ test_monitor_overrun_rescans(void **state)
 	retry_then_adopt(t, 3, "192.0.2.0", 24);
 	sync_get_stats(&st);
 	assert_int_equal(st.dumps_completed, 2);
+}
+
+/* The kernel drops five notifications, with no ENOBUFS: the socket was congested already. */
+static void
+lose_five(struct rtable *t)
+{
+	(void)t;
+	mon_drops += 5;
 }
 
 /*
@@ -510,20 +536,10 @@ static void
 test_monitor_silent_drops(void **state)
 {
 	struct rtable *t = table_get(100, PS_FAM_V4, true);
-	struct sync_stats st;
 	struct mon_stats ms;
-	struct nlbuild *b;
 	(void)state;
 
-	first_datagram(t, "192.0.2.0", 24);
-	mon_drops += 5; /* no ENOBUFS: the socket was congested already */
-	b = next_datagram();
-	nlb_done(b, 0);
-	deliver();
-	sync_get_stats(&st);
-	assert_int_equal(st.dumps_failed, 1);
-	assert_int_equal(st.dumps_completed, 0);
-	assert_null(lookup(t, "192.0.2.0", 24));
+	first_dump_discarded(t, "192.0.2.0", 24, lose_five, false);
 	mon_get_stats(&ms);
 	assert_int_equal(ms.overruns, 1);
 	assert_int_equal(ms.drops, 5);
@@ -532,21 +548,12 @@ test_monitor_silent_drops(void **state)
 	assert_int_equal(ms.overruns, 1); /* the counter stood still: nothing more lost */
 }
 
-/* Dump number `request`, of table t, showing dst/plen; notifications are lost while it runs. */
+/* The kernel drops a notification for the monitor (during a dump of t). */
 static void
-lossy_dump(struct rtable *t, unsigned request, const char *dst, unsigned plen)
+lose_one(struct rtable *t)
 {
-	struct nlbuild *b;
-
-	want_requests = request;
-	assert_true(run_until(requests_reached));
-	b = next_datagram();
-	nlb_route(b, t->family == PS_FAM_V4 ? AF_INET : AF_INET6, dst, plen, t->id, 12, 0, 0);
-	deliver();
+	(void)t;
 	mon_drops++;
-	b = next_datagram();
-	nlb_done(b, 0);
-	deliver();
 }
 
 static uint64_t want_completed;
@@ -560,71 +567,63 @@ completed_reached(void)
 }
 
 /*
+ * t's first scan, notifications lost during every dump: SYNC_CHURN_TRIES
+ * discarded, the next used (IPv6: unsure); its rescan comes unasked, and a
+ * quiet dump ends it. *n counts the dump requests.
+ */
+static void
+first_scan_under_loss(struct rtable *t, unsigned *n, const char *dst, unsigned plen)
+{
+	bool v6 = t->family == PS_FAM_V6;
+	struct sync_stats before, st;
+
+	sync_get_stats(&before);
+	assert_false(sync_table_ready(t));
+	for (unsigned i = 0; i <= SYNC_CHURN_TRIES; i++)
+		answer_dump(t, ++*n, dst, plen, lose_one);
+	cond_table = t;
+	assert_true(run_until(table_ready));
+	assert_true(t->dump_unsure == v6);
+	assert_non_null(route_have(lookup(t, dst, plen)));
+	sync_get_stats(&st);
+	assert_int_equal(st.dumps_failed - before.dumps_failed, SYNC_CHURN_TRIES);
+	assert_int_equal(st.dumps_completed - before.dumps_completed, 1);
+	assert_int_equal(st.dumps_unsure - before.dumps_unsure, v6);
+	answer_dump(t, ++*n, dst, plen, NULL); /* unasked */
+	want_completed = before.dumps_completed + 2;
+	assert_true(run_until(completed_reached));
+	assert_false(t->dump_unsure);
+}
+
+/*
  * Notifications lost during every dump: SYNC_CHURN_TRIES are discarded in a
  * row, then one is used, so that a first scan does not wait for the churn to
  * end: an IPv4 one as it is (what it lacks was gone at its turn), an IPv6 one
  * as unsure (its walker may have skipped routes, and the notifications that
  * would say whether the table changed are gone). Either table is scanned
- * again soon after, unasked: what the dump showed may be stale.
+ * again soon after, unasked (what the dump showed may be stale), and no more.
  */
 static void
 test_sustained_loss(void **state)
 {
-	struct rtable *v4 = table_get(100, PS_FAM_V4, true), *v6 = table_get(101, PS_FAM_V6, true);
 	unsigned n = 0;
-	struct sync_stats st;
-	struct nlbuild *b;
 	(void)state;
 
-	assert_false(sync_table_ready(v4));
-	for (unsigned i = 0; i <= SYNC_CHURN_TRIES; i++)
-		lossy_dump(v4, ++n, "192.0.2.0", 24);
-	cond_table = v4;
-	assert_true(run_until(table_ready));
-	assert_false(v4->dump_unsure);
-	assert_non_null(route_have(lookup(v4, "192.0.2.0", 24)));
-	sync_get_stats(&st);
-	assert_int_equal(st.dumps_failed, SYNC_CHURN_TRIES);
-	assert_int_equal(st.dumps_completed, 1);
-	assert_int_equal(st.dumps_unsure, 0);
-	/* Nobody asks: the rescan comes, and a quiet one is the last. */
-	want_requests = ++n;
-	assert_true(run_until(requests_reached));
-	assert_int_equal(kf_dump_last_table, 100);
-	b = next_datagram();
-	nlb_route(b, AF_INET, "192.0.2.0", 24, 100, 12, 0, 0);
-	nlb_done(b, 0);
-	deliver();
-	want_completed = 2;
-	assert_true(run_until(completed_reached));
-
-	assert_false(sync_table_ready(v6));
-	for (unsigned i = 0; i <= SYNC_CHURN_TRIES; i++)
-		lossy_dump(v6, ++n, "2001:db8::", 32);
-	cond_table = v6;
-	assert_true(run_until(table_ready));
-	assert_true(v6->dump_unsure);
-	assert_non_null(route_have(lookup(v6, "2001:db8::", 32)));
-	sync_get_stats(&st);
-	assert_int_equal(st.dumps_failed, 2 * SYNC_CHURN_TRIES);
-	assert_int_equal(st.dumps_completed, 3);
-	assert_int_equal(st.dumps_unsure, 1);
-	want_requests = ++n;
-	assert_true(run_until(requests_reached));
-	assert_int_equal(kf_dump_last_table, 101);
-	b = next_datagram();
-	nlb_route(b, AF_INET6, "2001:db8::", 32, 101, 12, 0, 0);
-	nlb_done(b, 0);
-	deliver();
-	want_completed = 4;
-	assert_true(run_until(completed_reached));
-	assert_false(v6->dump_unsure);
-	/* And no more. */
+	first_scan_under_loss(table_get(100, PS_FAM_V4, true), &n, "192.0.2.0", 24);
+	first_scan_under_loss(table_get(101, PS_FAM_V6, true), &n, "2001:db8::", 32);
 	for (int i = 0; i < 80; i++) {
 		uv_run(&loop, UV_RUN_NOWAIT);
 		uv_sleep(10);
 	}
 	assert_int_equal(kf_dump_requests, n);
+}
+
+/* More notifications wait for the monitor than it reads at once (at the end of a dump of t). */
+static void
+monitor_behind(struct rtable *t)
+{
+	(void)t;
+	mon_backlog = MON_CATCH_UP + 1;
 }
 
 /*
@@ -638,18 +637,9 @@ test_v6_monitor_behind(void **state)
 {
 	struct rtable *t = table_get(100, PS_FAM_V6, true);
 	struct sync_stats st;
-	struct nlbuild *b;
 	(void)state;
 
-	first_datagram(t, "2001:db8::", 32);
-	mon_backlog = MON_CATCH_UP + 1;
-	b = next_datagram();
-	nlb_done(b, 0);
-	deliver();
-	sync_get_stats(&st);
-	assert_int_equal(st.dumps_interrupted, 1);
-	assert_int_equal(st.dumps_completed, 0);
-	assert_null(lookup(t, "2001:db8::", 32));
+	first_dump_discarded(t, "2001:db8::", 32, monitor_behind, true);
 	retry_then_adopt(t, 2, "2001:db8::", 32);
 	assert_int_equal(mon_backlog, 0);
 	assert_false(t->dump_unsure);
