@@ -550,6 +550,7 @@ couple(struct ps_buf *out, const struct ps_ctl_request *req, bool coupled)
 			}
 		}
 	}
+	sync_tables_changed();
 	saved = state_save();
 	if (id && !n)
 		snprintf(text, sizeof(text), "fibd does not manage table %u", (unsigned)id);

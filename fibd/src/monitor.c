@@ -19,11 +19,14 @@
 
 #include <libmnl/libmnl.h>
 #include <linux/filter.h>
+#include <linux/rtnetlink.h>
 #include <linux/sock_diag.h>
 
 #include "health.h"
 #include "log.h"
 #include "monitor.h"
+
+#define MON_TABLES_MAX 256
 
 static struct {
 	struct mnl_socket *sock;
@@ -31,6 +34,9 @@ static struct {
 	bool open;
 	struct mon_hooks hooks;
 	uint32_t ignore_port;
+	bool tables_named;   /* mon_set_tables was called: filter route messages by table */
+	unsigned n_tables;
+	uint32_t tables[MON_TABLES_MAX]; /* the tables named, under 256 */
 	uint64_t lost_reads; /* reads that found notifications lost */
 	bool behind;         /* the last read stopped at its budget, not at an empty socket */
 	bool drops_known;    /* the kernel tells the socket's drops (SO_MEMINFO, Linux 4.12) */
@@ -187,25 +193,76 @@ mon_behind(void)
 }
 
 /*
- * Keep the notifications of fibd's own writes off the socket: the kernel sends
- * each route notification in a datagram of its own, stamped with the port of
- * the socket whose request caused it. Classic BPF loads are big-endian;
- * nlmsg_pid is in host order.
+ * The socket filter, in the kernel: it keeps off the notifications of fibd's
+ * own writes (the kernel sends each route notification in a datagram of its
+ * own, stamped with the port of the socket whose request caused it), and,
+ * once the sync engine has named them, route notifications of tables fibd has
+ * nothing in: churn there neither costs a read nor overruns the socket.
+ * Tables over 255 show as RT_TABLE_COMPAT in rtm_table and always pass; so
+ * does everything when more tables are named than one program can jump over.
+ * Classic BPF loads are big-endian; netlink headers are in host order.
  */
-static void
-filter_port(uint32_t port)
-{
-	struct sock_filter code[] = {
-		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct nlmsghdr, nlmsg_pid)),
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, htonl(port), 0, 1),
-		BPF_STMT(BPF_RET | BPF_K, 0),
-		BPF_STMT(BPF_RET | BPF_K, 0xffffffff),
-	};
-	struct sock_fprog prog = { .len = sizeof(code) / sizeof(code[0]), .filter = code };
+#define MON_FILTER_TABLES 250 /* jumps are 8 bits */
 
+static void
+set_filter(void)
+{
+	struct sock_filter code[9 + MON_FILTER_TABLES];
+	struct sock_fprog prog = { .filter = code };
+	bool by_table = mon.tables_named && mon.n_tables <= MON_FILTER_TABLES;
+	unsigned n = 0, tables = by_table ? mon.n_tables : 0;
+
+	if (mon.ignore_port) {
+		/* fibd's own: to the drop at the end (past the table checks, if any). */
+		code[n++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
+		    offsetof(struct nlmsghdr, nlmsg_pid));
+		code[n++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K,
+		    htonl(mon.ignore_port), (uint8_t)(by_table ? 5 + tables : 0), by_table ? 0 : 1);
+	}
+	if (by_table) {
+		/* Not a route message: accept. A route message: its table, one of ours? */
+		code[n++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_H | BPF_ABS,
+		    offsetof(struct nlmsghdr, nlmsg_type));
+		code[n++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, htons(RTM_NEWROUTE), 1, 0);
+		code[n++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, htons(RTM_DELROUTE), 0,
+		    (uint8_t)(tables + 3));
+		code[n++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_B | BPF_ABS,
+		    sizeof(struct nlmsghdr) + offsetof(struct rtmsg, rtm_table));
+		code[n++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, RT_TABLE_COMPAT,
+		    (uint8_t)(tables + 1), 0);
+		for (unsigned i = 0; i < tables; i++)
+			code[n++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, mon.tables[i],
+			    (uint8_t)(tables - i), 0);
+	} else if (!mon.ignore_port) {
+		return; /* nothing to filter */
+	}
+	code[n++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, 0);
+	code[n++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, 0xffffffff);
+	prog.len = (unsigned short)n;
 	if (setsockopt(mnl_socket_get_fd(mon.sock), SOL_SOCKET, SO_ATTACH_FILTER, &prog, sizeof(prog)) < 0)
-		log_warn("monitor: cannot filter fibd's own notifications off (%s); "
-			 "they are read and ignored", strerror(errno));
+		log_warn("monitor: cannot filter notifications in the kernel (%s); they are read and "
+			 "ignored", strerror(errno));
+}
+
+void
+mon_set_tables(const uint32_t *ids, unsigned n)
+{
+	unsigned k = 0;
+
+	/* Distinct ids under 256 (an IPv4 and an IPv6 table may share one). */
+	for (unsigned i = 0; i < n; i++) {
+		unsigned j = 0;
+		if (ids[i] > 255)
+			continue; /* shows as RT_TABLE_COMPAT, which always passes */
+		while (j < k && mon.tables[j] != ids[i])
+			j++;
+		if (j == k && k < MON_TABLES_MAX)
+			mon.tables[k++] = ids[i];
+	}
+	mon.n_tables = k;
+	mon.tables_named = true;
+	if (mon.open)
+		set_filter();
 }
 
 int
@@ -232,6 +289,8 @@ mon_init(uv_loop_t *loop, const struct mon_hooks *hooks, uint32_t rcvbuf, uint32
 	memset(&mon.st, 0, sizeof(mon.st));
 	mon.lost_reads = 0;
 	mon.behind = false;
+	mon.tables_named = false;
+	mon.n_tables = 0;
 	mon.hooks = *hooks;
 	mon.ignore_port = ignore_port;
 	if (!(mon.sock = mnl_socket_open2(NETLINK_ROUTE, SOCK_NONBLOCK | SOCK_CLOEXEC)))
@@ -246,8 +305,7 @@ mon_init(uv_loop_t *loop, const struct mon_hooks *hooks, uint32_t rcvbuf, uint32
 	if ((r = io_drops(&mon.drops_seen)) < 0)
 		drops_unknown(r);
 	mon_set_buffer(rcvbuf);
-	if (ignore_port)
-		filter_port(ignore_port);
+	set_filter();
 	uv_poll_init(loop, &mon.poll, mnl_socket_get_fd(mon.sock));
 	uv_poll_start(&mon.poll, UV_READABLE, mon_on_readable);
 	return 0;

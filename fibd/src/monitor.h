@@ -8,7 +8,8 @@
  *
  * The notifications of fibd's own writes are filtered off the socket in the
  * kernel (a socket filter on the writer's port): during a bulk load they would
- * be nearly all of the traffic and say nothing the ACKs do not.
+ * be nearly all of the traffic and say nothing the ACKs do not. So are, once
+ * the sync engine names its tables, route notifications of other tables.
  */
 #ifndef FIBD_MONITOR_H
 #define FIBD_MONITOR_H
@@ -43,6 +44,13 @@ struct mon_hooks {
  * (0: none). The hooks are copied. Returns 0 or -errno.
  */
 int mon_init(uv_loop_t *loop, const struct mon_hooks *hooks, uint32_t rcvbuf, uint32_t ignore_port);
+
+/*
+ * mon_set_tables - the kernel tables fibd has routes or learners in: route
+ * notifications of other tables are filtered off the socket in the kernel
+ * from now on (until the first call, none is).
+ */
+void mon_set_tables(const uint32_t *ids, unsigned n);
 
 /* mon_set_buffer - a reload: the receive buffer (0: the default). Returns 0 or -errno. */
 int mon_set_buffer(uint32_t bytes);

@@ -14,6 +14,7 @@
 #include "nl.h"
 #include "owner.h"
 #include "prune.h"
+#include "sync.h"
 
 /*
  * A client that fed tables before fibd started (the state file says which) and
@@ -217,6 +218,8 @@ owner_route(struct owner *o, uint32_t table, uint32_t metric, const struct ps_ro
 	struct route *r;
 	struct rattr *a;
 
+	if (new_table)
+		sync_tables_changed();
 	ow.st.routes_in++;
 	if (!t || !(r = table_insert(t, &pr->key.prefix, pr->key.plen, pr->key.tos, metric))) {
 		if (new_table)

@@ -86,6 +86,8 @@ bool sync_rescan_table(struct rtable *t);
  */
 void sync_route_exists(struct rtable *t);
 void sync_rescan_soon(void);
+/* sync_tables_changed - a table was made: the monitor hears of its routes from now on. */
+void sync_tables_changed(void);
 
 void sync_close(void);
 

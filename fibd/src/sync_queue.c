@@ -95,6 +95,25 @@ pick_next(enum job *ret_job)
 	return best;
 }
 
+/*
+ * The monitor filters off route notifications of tables fibd has nothing in;
+ * a new table is named to it when made (a feed, decouple), and at the latest
+ * before its first dump, whose validity rests on them. Tables are never unmade.
+ */
+void
+sync_tables_changed(void)
+{
+	uint32_t ids[TABLE_MAX];
+	unsigned n = table_count();
+
+	if (n == sy.tables_named)
+		return;
+	for (unsigned i = 0; i < n; i++)
+		ids[i] = table_at((uint16_t)i)->id;
+	mon_set_tables(ids, n);
+	sy.tables_named = n;
+}
+
 void
 sync_start_next(void)
 {
@@ -104,6 +123,7 @@ sync_start_next(void)
 
 	if (!sy.open || sy.busy || !(t = pick_next(&job)))
 		return;
+	sync_tables_changed();
 	sy.cur = t;
 	sy.busy = true;
 	sy.dumping = true;

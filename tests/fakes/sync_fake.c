@@ -37,3 +37,12 @@ sync_rescan_table(struct rtable *t)
 	sync_fake_rescans++;
 	return true;
 }
+
+/* Tables made (the monitor would be told). */
+unsigned sync_fake_tables_changed;
+
+void
+sync_tables_changed(void)
+{
+	sync_fake_tables_changed++;
+}

@@ -392,21 +392,29 @@ send_withdraw(struct client *c, uint8_t third_octet)
 	client_send(c, &m);
 }
 
-/* Ten changes to one prefix before the writer runs cost one write, of the last state. */
+extern unsigned sync_fake_tables_changed;
+
+/*
+ * Ten changes to one prefix before the writer runs cost one write, of the last
+ * state. The first made the table, and sync heard of it (for the monitor).
+ */
 static void
 test_changes_coalesce(void **state)
 {
+	unsigned made = sync_fake_tables_changed;
 	struct client c;
 	struct route *r;
 	unsigned writes;
 	(void)state;
 
+	assert_null(table_get(100, PS_FAM_V4, false));
 	connect_feed(&c, "coalesce");
 	writes = fake_nl_writes;
 	for (uint8_t gw = 1; gw <= 10; gw++)
 		send_route(&c, 1, gw);
 	r = kernel_key(1);
 	assert_non_null(r);
+	assert_int_equal(sync_fake_tables_changed - made, 1);
 	assert_true(r->flags & R_QUEUED);
 	assert_int_equal(complete(0), 1);
 	assert_int_equal(fake_nl_writes - writes, 1);
