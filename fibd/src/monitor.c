@@ -39,6 +39,7 @@ static struct {
 	uint32_t tables[MON_TABLES_MAX]; /* the tables named, under 256 */
 	uint64_t lost_reads; /* reads that found notifications lost */
 	bool behind;         /* the last read stopped at its budget, not at an empty socket */
+	bool losing;         /* a loss was said, its end (the socket read empty) not yet */
 	bool drops_known;    /* the kernel tells the socket's drops (SO_MEMINFO, Linux 4.12) */
 	uint32_t drops_seen; /* its drop counter when last read */
 	struct mon_stats st;
@@ -132,7 +133,7 @@ one_message(const struct nlmsghdr *nlh, bool *links)
 static void
 mon_read(int budget)
 {
-	bool links = false, lost = false;
+	bool links = false, lost = false, changed = false;
 	int i;
 
 	for (i = 0; i < budget; i++) {
@@ -159,8 +160,20 @@ mon_read(int budget)
 		mon.st.overruns++;
 		mon.lost_reads++;
 	}
-	if ((links || lost) && mon.hooks.changed)
-		mon.hooks.changed(lost);
+	/*
+	 * Said once when a loss begins, and once when the socket is read empty
+	 * with nothing more lost: while it stays congested every read may lose
+	 * more, and what hears of it (a rescan, after a pause) is for after.
+	 */
+	if (lost && !mon.losing) {
+		mon.losing = true;
+		changed = true;
+	} else if (!lost && mon.losing && !mon.behind) {
+		mon.losing = false;
+		changed = true;
+	}
+	if ((links || changed) && mon.hooks.changed)
+		mon.hooks.changed(changed);
 }
 
 static void
@@ -204,6 +217,11 @@ mon_behind(void)
  */
 #define MON_FILTER_TABLES 250 /* jumps are 8 bits */
 
+#define LD(size, off) ((struct sock_filter)BPF_STMT(BPF_LD | (size) | BPF_ABS, (off)))
+#define JEQ(k, jt, jf) \
+	((struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (k), (uint8_t)(jt), (uint8_t)(jf)))
+#define RET(v) ((struct sock_filter)BPF_STMT(BPF_RET | BPF_K, (v)))
+
 static void
 set_filter(void)
 {
@@ -214,34 +232,28 @@ set_filter(void)
 
 	if (mon.ignore_port) {
 		/* fibd's own: to the drop at the end (past the table checks, if any). */
-		code[n++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
-		    offsetof(struct nlmsghdr, nlmsg_pid));
-		code[n++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K,
-		    htonl(mon.ignore_port), (uint8_t)(by_table ? 5 + tables : 0), by_table ? 0 : 1);
+		code[n++] = LD(BPF_W, offsetof(struct nlmsghdr, nlmsg_pid));
+		code[n++] = by_table ? JEQ(htonl(mon.ignore_port), 5 + tables, 0) :
+		    JEQ(htonl(mon.ignore_port), 0, 1);
 	}
 	if (by_table) {
 		/* Not a route message: accept. A route message: its table, one of ours? */
-		code[n++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_H | BPF_ABS,
-		    offsetof(struct nlmsghdr, nlmsg_type));
-		code[n++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, htons(RTM_NEWROUTE), 1, 0);
-		code[n++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, htons(RTM_DELROUTE), 0,
-		    (uint8_t)(tables + 3));
-		code[n++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_B | BPF_ABS,
-		    sizeof(struct nlmsghdr) + offsetof(struct rtmsg, rtm_table));
-		code[n++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, RT_TABLE_COMPAT,
-		    (uint8_t)(tables + 1), 0);
+		code[n++] = LD(BPF_H, offsetof(struct nlmsghdr, nlmsg_type));
+		code[n++] = JEQ(htons(RTM_NEWROUTE), 1, 0);
+		code[n++] = JEQ(htons(RTM_DELROUTE), 0, tables + 3);
+		code[n++] = LD(BPF_B, sizeof(struct nlmsghdr) + offsetof(struct rtmsg, rtm_table));
+		code[n++] = JEQ(RT_TABLE_COMPAT, tables + 1, 0);
 		for (unsigned i = 0; i < tables; i++)
-			code[n++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, mon.tables[i],
-			    (uint8_t)(tables - i), 0);
-	} else if (!mon.ignore_port) {
-		return; /* nothing to filter */
+			code[n++] = JEQ(mon.tables[i], tables - i, 0);
 	}
-	code[n++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, 0);
-	code[n++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, 0xffffffff);
+	if (n)
+		code[n++] = RET(0); /* drop */
+	code[n++] = RET(0xffffffff); /* accept */
 	prog.len = (unsigned short)n;
-	if (setsockopt(mnl_socket_get_fd(mon.sock), SOL_SOCKET, SO_ATTACH_FILTER, &prog, sizeof(prog)) < 0)
-		log_warn("monitor: cannot filter notifications in the kernel (%s); they are read and "
-			 "ignored", strerror(errno));
+	if (setsockopt(mnl_socket_get_fd(mon.sock), SOL_SOCKET, SO_ATTACH_FILTER, &prog,
+	    sizeof(prog)) < 0)
+		log_warn("monitor: cannot filter notifications in the kernel (%s); "
+			 "they are read and ignored", strerror(errno));
 }
 
 void
@@ -288,7 +300,7 @@ mon_init(uv_loop_t *loop, const struct mon_hooks *hooks, uint32_t rcvbuf, uint32
 
 	memset(&mon.st, 0, sizeof(mon.st));
 	mon.lost_reads = 0;
-	mon.behind = false;
+	mon.behind = mon.losing = false;
 	mon.tables_named = false;
 	mon.n_tables = 0;
 	mon.hooks = *hooks;

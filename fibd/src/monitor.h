@@ -31,8 +31,9 @@ struct mon_hooks {
 	/* A link went down or away (the kernel drops its nexthop objects, and routes, silently). */
 	void (*link_down)(int ifindex);
 	/*
-	 * After a read that saw link or address changes, or lost notifications
-	 * (lost): routes may have come or gone without a word.
+	 * After a read that saw link or address changes, or notifications lost
+	 * (lost: when a loss begins, and when the socket is read empty after it):
+	 * routes may have come or gone without a word.
 	 */
 	void (*changed)(bool lost);
 };
@@ -46,9 +47,9 @@ struct mon_hooks {
 int mon_init(uv_loop_t *loop, const struct mon_hooks *hooks, uint32_t rcvbuf, uint32_t ignore_port);
 
 /*
- * mon_set_tables - the kernel tables fibd has routes or learners in: route
- * notifications of other tables are filtered off the socket in the kernel
- * from now on (until the first call, none is).
+ * mon_set_tables - the kernel tables fibd has made (for routes, learners or a
+ * decouple): route notifications of other tables are filtered off the socket
+ * in the kernel from now on (until the first call, none is).
  */
 void mon_set_tables(const uint32_t *ids, unsigned n);
 

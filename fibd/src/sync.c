@@ -421,15 +421,15 @@ sync_on_apply(uv_idle_t *h)
 		log_warn("sync: table %u: notifications lost while its scan was applied; scanning it again",
 		    t->id);
 		sync_mark_queued(t);
-	} else if (sy.apply_lost) {
+	} else if (sy.apply_lost && !sy.apply_rescan) {
 		/*
-		 * Used although the monitor lost notifications while it ran: what
-		 * it showed may be stale too. Again once the churn had a moment, even
-		 * if no later loss asks (the rescan that one asked for may have come
-		 * while this first scan ran, and a first scan takes no rescan).
+		 * A first scan used although the monitor lost notifications while
+		 * it ran: what it showed may be stale too. The rescan the loss asked
+		 * for may have come while it ran, and a first scan takes none: ask
+		 * again (once the writer is quiet). A rescan's table is rescanned by
+		 * the one the loss's end asks for.
 		 */
-		t->scan_not_before = uv_now(sy.loop) + SYNC_RESCAN_DELAY_MS;
-		sync_mark_queued(t);
+		sync_rescan_soon();
 	}
 	keep_stop();
 	sy.st.routes_adopted += sy.apply_adopted;
@@ -507,12 +507,13 @@ sync_job_end(bool ok, const char *why)
 		t->dump_unsure = sy.use_unsure;
 		if (t->dump_unsure) {
 			sy.st.dumps_unsure++;
-			log_info("sync: table %u inet6: changed by others, or notifications lost, during "
-				 "%u dumps in a row; using this one for what it shows, not for what it lacks",
-			    t->id, t->churn_discards + 1);
+			log_info("sync: table %u inet6: changed by others, or notifications "
+				 "lost, during %u dumps; using this one for what it shows, not "
+				 "for what it lacks", t->id, t->churn_discards + 1);
 		} else if (sy.use_lost) {
-			log_info("sync: table %u inet: notifications lost during %u dumps in a row; "
-				 "using this one, and scanning it again soon", t->id, t->churn_discards + 1);
+			log_info("sync: table %u inet: notifications lost during %u dumps; "
+				 "using this one, and scanning again soon", t->id,
+			    t->churn_discards + 1);
 		}
 		t->churn_discards = 0;
 		sy.apply_lost = sy.use_lost;
@@ -617,6 +618,8 @@ sync_dump_end(int result, void *ctx)
 	 * So a first scan does not wait for the churn to end.
 	 */
 	lost = mon_catch_up() != sy.overruns_at_start;
+	for (int i = 1; i < SYNC_CATCH_UP_READS && mon_behind(); i++)
+		lost = mon_catch_up() != sy.overruns_at_start;
 	changed = t->family == PS_FAM_V6 &&
 	    (lost || mon_behind() || t->changes != sy.changes_at_start);
 	if ((lost || changed) && t->churn_discards < SYNC_CHURN_TRIES) {

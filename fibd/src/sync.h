@@ -29,13 +29,14 @@
 #define SYNC_RESCAN_DELAY_MS 500        /* link or address changes settle for this long */
 #define SYNC_GRACE_DEFAULT 120          /* seconds */
 #define SYNC_KEEP_MAX (8u << 20)        /* notifications kept during one scan, bytes */
+#define SYNC_CATCH_UP_READS 8           /* monitor catch-ups at most before a dump is judged */
 #define SYNC_CHURN_TRIES 3              /* dumps discarded in a row (loss, IPv6 churn) */
 
 struct sync_stats {
 	uint64_t dumps_started;
 	uint64_t dumps_completed;
-	uint64_t dumps_interrupted; /* NLM_F_DUMP_INTR */
-	uint64_t dumps_failed;      /* error, ENOBUFS, over the cap */
+	uint64_t dumps_interrupted; /* NLM_F_DUMP_INTR; IPv6: changed by others (or may be) */
+	uint64_t dumps_failed;      /* error, ENOBUFS, over the cap, notifications lost */
 	uint64_t routes_adopted;
 	uint64_t routes_pruned; /* adopted, claimed by no client within the grace time */
 	uint64_t rescans_triggered; /* by link and address changes or monitor overruns */
@@ -43,7 +44,7 @@ struct sync_stats {
 	uint64_t foreign_seen;
 	uint64_t notifications_replayed; /* kept during a scan, replayed on its snapshot */
 	uint64_t keep_overflows;         /* more than SYNC_KEEP_MAX during one: scanned again */
-	uint64_t dumps_unsure;           /* IPv6 dumps used under churn: absences not trusted */
+	uint64_t dumps_unsure;           /* IPv6, used under churn or loss: absences not trusted */
 };
 
 /*
@@ -86,7 +87,10 @@ bool sync_rescan_table(struct rtable *t);
  */
 void sync_route_exists(struct rtable *t);
 void sync_rescan_soon(void);
-/* sync_tables_changed - a table was made: the monitor hears of its routes from now on. */
+/*
+ * sync_tables_changed - a table was made: the monitor hears of its routes from
+ * now on (tables made otherwise are named before the next dump job).
+ */
 void sync_tables_changed(void);
 
 void sync_close(void);

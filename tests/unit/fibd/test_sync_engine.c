@@ -94,6 +94,15 @@ mon_drop_counter(uint32_t *ret)
 	return 0;
 }
 
+/* The monitor's changed hook: how often it said notifications were lost. */
+static unsigned mon_said_lost;
+
+static void
+mon_changed(bool lost)
+{
+	mon_said_lost += lost;
+}
+
 /* Run the loop until cond() holds (timers included); false after 3 s. */
 static bool
 run_until(bool (*cond)(void))
@@ -219,16 +228,18 @@ first_dump_discarded(struct rtable *t, const char *dst, unsigned plen,
 static int
 setup(void **state)
 {
+	static const struct mon_hooks hooks = { .route = sync_kernel_route, .changed = mon_changed };
 	(void)state;
 	log_init("test", true, LOG_LVL_WARN);
 	uv_loop_init(&loop);
 	mon_overruns_due = 0;
 	mon_drops = 0;
 	mon_backlog = 0;
+	mon_said_lost = 0;
 	fake_nl_reset();
 	mon_set_io(mon_recv, mon_drop_counter);
 	if (table_init() < 0 || sync_init(&loop, 12, 60, 0) < 0 ||
-	    mon_init(&loop, &(const struct mon_hooks){ .route = sync_kernel_route }, 0, 0) < 0)
+	    mon_init(&loop, &hooks, 0, 0) < 0)
 		return -1;
 	kf_dump_install();
 	return 0;
@@ -604,18 +615,30 @@ first_scan_under_loss(struct rtable *t, unsigned *n, const char *dst, unsigned p
  * again soon after, unasked (what the dump showed may be stale), and no more.
  */
 static void
-test_sustained_loss(void **state)
+sustained_loss(struct rtable *t, const char *dst, unsigned plen)
 {
 	unsigned n = 0;
-	(void)state;
 
-	first_scan_under_loss(table_get(100, PS_FAM_V4, true), &n, "192.0.2.0", 24);
-	first_scan_under_loss(table_get(101, PS_FAM_V6, true), &n, "2001:db8::", 32);
+	first_scan_under_loss(t, &n, dst, plen);
 	for (int i = 0; i < 80; i++) {
 		uv_run(&loop, UV_RUN_NOWAIT);
 		uv_sleep(10);
 	}
 	assert_int_equal(kf_dump_requests, n);
+}
+
+static void
+test_sustained_loss_v4(void **state)
+{
+	(void)state;
+	sustained_loss(table_get(100, PS_FAM_V4, true), "192.0.2.0", 24);
+}
+
+static void
+test_sustained_loss_v6(void **state)
+{
+	(void)state;
+	sustained_loss(table_get(100, PS_FAM_V6, true), "2001:db8::", 32);
 }
 
 /* More notifications wait for the monitor than it reads at once (at the end of a dump of t). */
@@ -626,11 +649,20 @@ monitor_behind(struct rtable *t)
 	mon_backlog = MON_CATCH_UP + 1;
 }
 
+/* More than sync lets it read before it judges a dump. */
+static void
+monitor_far_behind(struct rtable *t)
+{
+	(void)t;
+	mon_backlog = SYNC_CATCH_UP_READS * MON_CATCH_UP + 1;
+}
+
 /*
  * An IPv6 dump that ends while the monitor has more notifications waiting
- * than it reads at once: they may say that others changed the table, so the
- * dump counts as changed and is taken again. The next, with the monitor read
- * up, is sure.
+ * than sync lets it read before judging the dump: they may say that others
+ * changed the table, so the dump counts as changed and is taken again. The
+ * next ends with fewer waiting (more than one read's worth): read up, it is
+ * sure.
  */
 static void
 test_v6_monitor_behind(void **state)
@@ -639,12 +671,48 @@ test_v6_monitor_behind(void **state)
 	struct sync_stats st;
 	(void)state;
 
-	first_dump_discarded(t, "2001:db8::", 32, monitor_behind, true);
-	retry_then_adopt(t, 2, "2001:db8::", 32);
+	first_dump_discarded(t, "2001:db8::", 32, monitor_far_behind, true);
+	answer_dump(t, 2, "2001:db8::", 32, monitor_behind);
+	cond_table = t;
+	assert_true(run_until(table_ready));
+	assert_non_null(route_have(lookup(t, "2001:db8::", 32)));
 	assert_int_equal(mon_backlog, 0);
 	assert_false(t->dump_unsure);
 	sync_get_stats(&st);
 	assert_int_equal(st.dumps_unsure, 0);
+}
+
+/*
+ * While the socket stays congested every read may find more dropped: the
+ * monitor says a loss when it begins, and again when the socket is read
+ * empty with nothing more lost (a rescan is for after), not at every read.
+ */
+static void
+test_monitor_loss_said_twice(void **state)
+{
+	struct mon_stats ms;
+	(void)state;
+
+	mon_drops++;
+	mon_catch_up();
+	assert_int_equal(mon_said_lost, 1);
+	mon_drops++;
+	mon_catch_up();
+	assert_int_equal(mon_said_lost, 1); /* still losing */
+	mon_catch_up();
+	assert_int_equal(mon_said_lost, 2); /* read empty, nothing more lost */
+	mon_catch_up();
+	assert_int_equal(mon_said_lost, 2);
+	/* A loss with more waiting than one read: its end is when they are read. */
+	mon_drops++;
+	mon_backlog = MON_CATCH_UP + 10;
+	mon_catch_up();
+	assert_int_equal(mon_said_lost, 3);
+	mon_catch_up();
+	assert_int_equal(mon_said_lost, 4);
+	mon_get_stats(&ms);
+	assert_int_equal(ms.overruns, 3);
+	assert_int_equal(ms.drops, 3);
 }
 
 /* SIGTERM in the middle of a dump: sync closes with the job half done, nothing leaks. */
@@ -679,8 +747,10 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_failing_table_does_not_block_another, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_monitor_overrun_rescans, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_monitor_silent_drops, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_sustained_loss, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_sustained_loss_v4, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_sustained_loss_v6, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_v6_monitor_behind, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_monitor_loss_said_twice, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_shutdown_mid_dump, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
