@@ -223,7 +223,7 @@ mon_behind(void)
 #define RET(v) ((struct sock_filter)BPF_STMT(BPF_RET | BPF_K, (v)))
 
 static void
-set_filter(void)
+set_filter(int fd)
 {
 	struct sock_filter code[9 + MON_FILTER_TABLES];
 	struct sock_fprog prog = { .filter = code };
@@ -250,10 +250,15 @@ set_filter(void)
 		code[n++] = RET(0); /* drop */
 	code[n++] = RET(0xffffffff); /* accept */
 	prog.len = (unsigned short)n;
-	if (setsockopt(mnl_socket_get_fd(mon.sock), SOL_SOCKET, SO_ATTACH_FILTER, &prog,
-	    sizeof(prog)) < 0)
+	if (setsockopt(fd, SOL_SOCKET, SO_ATTACH_FILTER, &prog, sizeof(prog)) < 0)
 		log_warn("monitor: cannot filter notifications in the kernel (%s); "
 			 "they are read and ignored", strerror(errno));
+}
+
+void
+mon_filter_to(int fd)
+{
+	set_filter(fd);
 }
 
 void
@@ -274,7 +279,7 @@ mon_set_tables(const uint32_t *ids, unsigned n)
 	mon.n_tables = k;
 	mon.tables_named = true;
 	if (mon.open)
-		set_filter();
+		set_filter(mnl_socket_get_fd(mon.sock));
 }
 
 int
@@ -317,7 +322,7 @@ mon_init(uv_loop_t *loop, const struct mon_hooks *hooks, uint32_t rcvbuf, uint32
 	if ((r = io_drops(&mon.drops_seen)) < 0)
 		drops_unknown(r);
 	mon_set_buffer(rcvbuf);
-	set_filter();
+	set_filter(mnl_socket_get_fd(mon.sock));
 	uv_poll_init(loop, &mon.poll, mnl_socket_get_fd(mon.sock));
 	uv_poll_start(&mon.poll, UV_READABLE, mon_on_readable);
 	return 0;

@@ -87,4 +87,7 @@ typedef ssize_t (*mon_recv_fn)(void *buf, size_t len);
 typedef int (*mon_drops_fn)(uint32_t *drops);
 void mon_set_io(mon_recv_fn recv_fn, mon_drops_fn drops_fn);
 
+/* For tests: attach the socket's filter (the writer's port, the tables named) to fd. */
+void mon_filter_to(int fd);
+
 #endif

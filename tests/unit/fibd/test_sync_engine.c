@@ -22,6 +22,7 @@
 #include <string.h>
 #include <stdio.h>
 #include <sys/socket.h>
+#include <unistd.h>
 #include <arpa/inet.h>
 
 #include <cmocka.h>
@@ -715,6 +716,68 @@ test_monitor_loss_said_twice(void **state)
 	assert_int_equal(ms.drops, 3);
 }
 
+/*
+ * Does the monitor's socket filter, attached to one end of a datagram
+ * socketpair, let a message of this type, table and port through?
+ */
+static bool
+filter_passes(int sv[2], uint16_t type, uint8_t table, uint32_t port)
+{
+	struct {
+		struct nlmsghdr h;
+		struct rtmsg rt;
+	} m = { .h = { .nlmsg_len = sizeof(m), .nlmsg_type = type, .nlmsg_pid = port },
+		.rt = { .rtm_family = AF_INET, .rtm_table = table } };
+	char buf[64];
+
+	mon_filter_to(sv[1]);
+	if (send(sv[0], &m, sizeof(m), 0) < 0)
+		return false; /* a unix socket refuses what the receiver's filter drops */
+	return recv(sv[1], buf, sizeof(buf), MSG_DONTWAIT) == (ssize_t)sizeof(m);
+}
+
+/*
+ * The monitor's socket filter, as the kernel runs it: off go fibd's own
+ * echoes and route messages of tables not named; link and address messages
+ * and tables over 255 (RT_TABLE_COMPAT in rtm_table) pass. Before any table
+ * is named, and with more than it can check, every table passes.
+ */
+static void
+test_monitor_filter(void **state)
+{
+	uint32_t named[] = { 100, 254, 100, 300 }, many[260];
+	int sv[2];
+	(void)state;
+
+	assert_int_equal(socketpair(AF_UNIX, SOCK_DGRAM, 0, sv), 0);
+	mon_close(); /* again with a writer's port to filter */
+	uv_run(&loop, UV_RUN_NOWAIT);
+	assert_int_equal(mon_init(&loop, &(const struct mon_hooks){ 0 }, 0, 4242), 0);
+	assert_true(filter_passes(sv, RTM_NEWROUTE, 200, 1));
+	assert_false(filter_passes(sv, RTM_NEWROUTE, 200, 4242));
+	mon_set_tables(named, 4);
+	assert_true(filter_passes(sv, RTM_NEWROUTE, 100, 1));
+	assert_true(filter_passes(sv, RTM_DELROUTE, 254, 1));
+	assert_false(filter_passes(sv, RTM_NEWROUTE, 200, 1));
+	assert_false(filter_passes(sv, RTM_DELROUTE, 255, 1));
+	assert_true(filter_passes(sv, RTM_NEWROUTE, RT_TABLE_COMPAT, 1));
+	assert_false(filter_passes(sv, RTM_NEWROUTE, 100, 4242));
+	assert_true(filter_passes(sv, RTM_NEWLINK, 200, 1));
+	assert_true(filter_passes(sv, RTM_NEWADDR, 0, 1));
+	for (unsigned i = 0; i < 260; i++)
+		many[i] = i < 200 ? i + 1 : 1000 + i;
+	mon_set_tables(many, 200);
+	assert_true(filter_passes(sv, RTM_NEWROUTE, 200, 1));
+	assert_false(filter_passes(sv, RTM_NEWROUTE, 201, 1));
+	for (unsigned i = 0; i < 260; i++)
+		many[i] = i;
+	mon_set_tables(many, 260);
+	assert_true(filter_passes(sv, RTM_NEWROUTE, 201, 1));
+	assert_false(filter_passes(sv, RTM_NEWROUTE, 201, 4242));
+	close(sv[0]);
+	close(sv[1]);
+}
+
 /* SIGTERM in the middle of a dump: sync closes with the job half done, nothing leaks. */
 static void
 test_shutdown_mid_dump(void **state)
@@ -751,6 +814,7 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_sustained_loss_v6, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_v6_monitor_behind, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_monitor_loss_said_twice, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_monitor_filter, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_shutdown_mid_dump, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
