@@ -31,7 +31,7 @@ struct sync_state {
 	bool use_unsure;    /* the dump to use is an unsure one (sync_dump_end) */
 	bool use_lost;      /* the monitor lost notifications while it ran */
 	bool apply_lost;    /* the same, for the dump being applied: scanned again after */
-	unsigned tables_named; /* how many tables the monitor was told of (name_tables) */
+	unsigned tables_named; /* how many tables the monitor was told of (sync_tables_changed) */
 	uv_timer_t soon;    /* debounces rescans asked for by link and address events */
 	uv_timer_t periodic;
 	uint32_t interval_ms;

@@ -581,6 +581,7 @@ sync_dump_end(int result, void *ctx)
 {
 	struct rtable *t = sy.cur;
 	bool lost, changed;
+	int reads = 0;
 	(void)ctx;
 
 	if (result == 0 && sy.learning) {
@@ -617,9 +618,9 @@ sync_dump_end(int result, void *ctx)
 	 * lacks was gone at its turn), the rescan the loss asked for to follow.
 	 * So a first scan does not wait for the churn to end.
 	 */
-	lost = mon_catch_up() != sy.overruns_at_start;
-	for (int i = 1; i < SYNC_CATCH_UP_READS && mon_behind(); i++)
+	do
 		lost = mon_catch_up() != sy.overruns_at_start;
+	while (++reads < SYNC_CATCH_UP_READS && mon_behind());
 	changed = t->family == PS_FAM_V6 &&
 	    (lost || mon_behind() || t->changes != sy.changes_at_start);
 	if ((lost || changed) && t->churn_discards < SYNC_CHURN_TRIES) {
