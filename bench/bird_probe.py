@@ -35,10 +35,11 @@ receivers never see them); CPU in both from each thread's schedstat (from
 the processes' ticks for a window in which a thread ended). The IPv6 count
 comes cheaply from /proc/net/rt6_stats (IPv6 routes of all tables); the exact
 counts cost: /proc/net/fib_triestat walks every table's trie (75 ms of CPU
-with 600k routes), and the IPv6 count of TABLE dumps it. They are read only once the cheap checks pass: the IPv6 count, and with
---sample FILE (IPv4 prefixes, one a line: netns/sampler.py's v4_sample) a lookup of
-each of them that is not in yet (sampler.V4Lookup), or 5 s after the last exact
-read. Read every 100 ms, they took a third of a core from what is measured.
+with 600k routes), and the IPv6 count of TABLE dumps it. They are read only
+once the cheap checks pass: the IPv6 count, and with --sample FILE (IPv4
+prefixes, one a line: netns/sampler.py's v4_sample) a lookup of each of them
+that is not in yet (sampler.V4Lookup), or 5 s after the last exact read. Read
+every 100 ms, they took a third of a core from what is measured.
 
 --churn SRC_CTL,PROTOS,C4,C6,ROUNDS: between load and steady state, ROUNDS
 times, the protocols PROTOS (names joined by '+') of another BIRD, on control
