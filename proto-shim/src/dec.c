@@ -541,6 +541,10 @@ hello_field(struct rd *r, unsigned key, void *ctx)
 		r->field = "results";
 		h->has |= PS_HELLO_RESULTS;
 		return RD_UINT(r, 255, h->results);
+	case K_HELLO_REFRESH:
+		r->field = "refresh";
+		h->has |= PS_HELLO_REFRESH;
+		return rd_bool(r, &h->refresh);
 	}
 	return 1;
 }
@@ -785,6 +789,25 @@ welcome_field(struct rd *r, unsigned key, void *ctx)
 }
 
 static int
+refresh_field(struct rd *r, unsigned key, void *ctx)
+{
+	struct ps_refresh *x = ctx;
+
+	switch (key) {
+	case K_REFRESH_TABLE:
+		r->field = "table";
+		return RD_UINT(r, UINT32_MAX, x->table);
+	case K_REFRESH_FAMILY:
+		r->field = "family";
+		return RD_UINT(r, 255, x->family);
+	case K_REFRESH_PHASE:
+		r->field = "phase";
+		return RD_UINT(r, 255, x->phase);
+	}
+	return 1;
+}
+
+static int
 error_field(struct rd *r, unsigned key, void *ctx)
 {
 	struct ps_error *e = ctx;
@@ -957,6 +980,14 @@ rd_body(struct rd *r, struct ps_msg *m)
 		m->u.reason.ptr = NULL;
 		m->u.reason.len = 0;
 		return rd_map(r, "body", &seen, single_text, &m->u.reason, 1);
+	case PS_LEARN_REFRESH:
+		memset(&m->u.refresh, 0, sizeof(m->u.refresh));
+		if (rd_map(r, "body", &seen, refresh_field, &m->u.refresh, 1) < 0 ||
+		    require(r, seen, K_REFRESH_TABLE, "table") < 0 ||
+		    require(r, seen, K_REFRESH_FAMILY, "family") < 0 ||
+		    require(r, seen, K_REFRESH_PHASE, "phase") < 0)
+			return -EBADMSG;
+		return 0;
 	case PS_CTL_REQUEST:
 		memset(&m->u.ctl_request, 0, offsetof(struct ps_ctl_request, args));
 		if (rd_map(r, "body", &seen, ctl_field, m, 1) < 0 ||

@@ -318,6 +318,8 @@ e_hello(struct enc *e, const struct ps_hello *h)
 		e_kv_bool(e, K_HELLO_LEARN, h->learn);
 	if (h->has & PS_HELLO_RESULTS)
 		e_kv_uint(e, K_HELLO_RESULTS, h->results);
+	if (h->has & PS_HELLO_REFRESH)
+		e_kv_bool(e, K_HELLO_REFRESH, h->refresh);
 }
 
 static void
@@ -404,6 +406,12 @@ e_body(struct enc *e, const struct ps_msg *m)
 		break;
 	case PS_REFEED:
 		e_single_text(e, m->u.reason);
+		break;
+	case PS_LEARN_REFRESH:
+		e_map(e, 3);
+		e_kv_uint(e, K_REFRESH_TABLE, m->u.refresh.table);
+		e_kv_uint(e, K_REFRESH_FAMILY, m->u.refresh.family);
+		e_kv_uint(e, K_REFRESH_PHASE, m->u.refresh.phase);
 		break;
 	case PS_CTL_REQUEST: {
 		const struct ps_ctl_request *c = &m->u.ctl_request;

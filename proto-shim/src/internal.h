@@ -21,6 +21,7 @@
 #define K_HELLO_PERSIST 9
 #define K_HELLO_LEARN 10
 #define K_HELLO_RESULTS 11
+#define K_HELLO_REFRESH 12
 /* WELCOME */
 #define K_WELCOME_VERSION 1
 #define K_WELCOME_SERVER_ID 2
@@ -58,6 +59,10 @@
 #define K_ST_STATE 7
 #define K_ST_ERRNO 8
 #define K_ST_TEXT 9
+/* LEARN_REFRESH */
+#define K_REFRESH_TABLE 1
+#define K_REFRESH_FAMILY 2
+#define K_REFRESH_PHASE 3
 /* CTL_REQUEST, CTL_CHUNK, CTL_END */
 #define K_CTL_REQ 1
 #define K_CTL_CMD 2

@@ -28,6 +28,7 @@ static const char *const type_names[] = {
 	[PS_ROUTE_STATUS] = "ROUTE_STATUS",
 	[PS_LEARN] = "LEARN",
 	[PS_REFEED] = "REFEED",
+	[PS_LEARN_REFRESH] = "LEARN_REFRESH",
 	[PS_CTL_REQUEST] = "CTL_REQUEST",
 	[PS_CTL_CHUNK] = "CTL_CHUNK",
 	[PS_CTL_END] = "CTL_END",
@@ -320,13 +321,17 @@ check_hello(const struct ps_hello *h, struct ps_fault *f)
 	if ((h->has & PS_HELLO_STALE) && h->stale_time > PS_STALE_TIME_MAX)
 		return ps_fault_set(f, PS_E_FIELD, "stale_time",
 		    "stale time %u s is over %d s", h->stale_time, PS_STALE_TIME_MAX);
-	if (h->persist > 1 || h->learn > 1)
-		return ps_fault_set(f, PS_E_FIELD, h->persist > 1 ? "persist" : "learn",
+	if (h->persist > 1 || h->learn > 1 || h->refresh > 1)
+		return ps_fault_set(f, PS_E_FIELD,
+		    h->persist > 1 ? "persist" : h->learn > 1 ? "learn" : "refresh",
 		    "flags are 0 or 1");
+	if (h->refresh && !h->learn)
+		return ps_fault_set(f, PS_E_FIELD, "refresh",
+		    "refresh frames learn dumps: it needs learn");
 	if (h->results > PS_RESULTS_FAILURES)
 		return ps_fault_set(f, PS_E_FIELD, "results",
 		    "results %u is not all (0) or failures (1)", h->results);
-	if (h->has & ~0xffu)
+	if (h->has & ~0x1ffu)
 		return ps_fault_set(f, PS_E_FIELD, "", "unknown hello presence bits 0x%x", h->has);
 	return 0;
 }
@@ -418,6 +423,16 @@ ps_msg_validate(const struct ps_msg *m, struct ps_fault *ret_fault)
 		return 0;
 	case PS_REFEED:
 		return check_text(m->u.reason, PS_TEXT_MAX, f, "reason");
+	case PS_LEARN_REFRESH:
+		if (m->u.refresh.table == 0)
+			return ps_fault_set(f, PS_E_FIELD, "table", "table 0 is not a routing table");
+		if (!ps_fam_len(m->u.refresh.family))
+			return ps_fault_set(f, PS_E_FIELD, "family",
+			    "family %u is not 4 or 6", m->u.refresh.family);
+		if (m->u.refresh.phase != PS_REFRESH_BEGIN && m->u.refresh.phase != PS_REFRESH_END)
+			return ps_fault_set(f, PS_E_FIELD, "phase",
+			    "phase %u is not begin (1) or end (2)", m->u.refresh.phase);
+		return 0;
 	case PS_CTL_REQUEST:
 		if ((r = check_cmd(m->u.ctl_request.cmd, f)) < 0)
 			return r;
@@ -587,6 +602,8 @@ out_hello(struct out *o, const struct ps_hello *h)
 		out_printf(o, " learn %u", h->learn);
 	if (h->has & PS_HELLO_RESULTS)
 		out_printf(o, " results %u", h->results);
+	if (h->has & PS_HELLO_REFRESH)
+		out_printf(o, " refresh %u", h->refresh);
 }
 
 PS_EXPORT size_t
@@ -656,6 +673,12 @@ ps_msg_format(const struct ps_msg *m, char *buf, size_t len)
 	case PS_REFEED:
 		out_printf(&o, " reason ");
 		out_quoted(&o, m->u.reason.ptr, m->u.reason.len);
+		break;
+	case PS_LEARN_REFRESH:
+		out_printf(&o, " table %u family %u phase %s", m->u.refresh.table,
+		    m->u.refresh.family,
+		    m->u.refresh.phase == PS_REFRESH_BEGIN ? "begin"
+		    : m->u.refresh.phase == PS_REFRESH_END ? "end" : "?");
 		break;
 	case PS_CTL_REQUEST:
 		out_printf(&o, " req %u cmd %s flags 0x%x", m->u.ctl_request.req,

@@ -40,7 +40,7 @@ def vec(name, doc, obj, text=None, error=None, canonical=True, raw=None):
 # Message types
 HELLO, WELCOME, ERROR, PING, PONG, BYE = 1, 2, 3, 4, 5, 6
 ROUTE, WITHDRAW, FEED_BEGIN, FEED_END = 10, 11, 12, 13
-ROUTE_STATUS, LEARN, REFEED = 20, 21, 22
+ROUTE_STATUS, LEARN, REFEED, LEARN_REFRESH = 20, 21, 22, 23
 CTL_REQUEST, CTL_CHUNK, CTL_END = 30, 31, 32
 
 vec("hello-feed", "a bird-glue HELLO with every optional field",
@@ -121,6 +121,19 @@ vec("learn-add", "a foreign kernel route reported to a learning client",
              13: 2, 14: 1}],
     "LEARN add protocol 2 unicast table 254 192.0.2.0/24 metric 0 nexthop dev veth0 weight 1 "
     "scope 253")
+vec("hello-refresh", "a learning HELLO asking for learn dumps framed by LEARN_REFRESH",
+    [HELLO, {1: [1], 2: 1, 3: "bird1", 10: True, 12: True}],
+    'HELLO versions 1 role feed name "bird1" learn 1 refresh 1')
+vec("bad-hello-refresh", "refresh without learn",
+    [HELLO, {1: [1], 2: 1, 3: "bird1", 12: True}], error="FIELD refresh")
+vec("learn-refresh-begin", "a learn dump of table 100, IPv6, begins",
+    [LEARN_REFRESH, {1: 100, 2: 6, 3: 1}], "LEARN_REFRESH table 100 family 6 phase begin")
+vec("learn-refresh-end", "it ended: what was not sent again is gone",
+    [LEARN_REFRESH, {1: 254, 2: 4, 3: 2}], "LEARN_REFRESH table 254 family 4 phase end")
+vec("bad-learn-refresh-phase", "phase 3 is neither begin nor end",
+    [LEARN_REFRESH, {1: 100, 2: 4, 3: 3}], error="FIELD phase")
+vec("bad-learn-refresh-table", "a refresh names its table",
+    [LEARN_REFRESH, {2: 4, 3: 1}], error="FIELD table")
 vec("refeed", "fibd asks for a full feed", [REFEED, {1: "fibd restarted"}],
     'REFEED reason "fibd restarted"')
 vec("ctl-request", "fibctl show route, JSON output",

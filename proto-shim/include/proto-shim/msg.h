@@ -62,6 +62,7 @@ enum ps_type {
 	PS_ROUTE_STATUS = 20,
 	PS_LEARN = 21,
 	PS_REFEED = 22,
+	PS_LEARN_REFRESH = 23,
 	PS_CTL_REQUEST = 30,
 	PS_CTL_CHUNK = 31,
 	PS_CTL_END = 32,
@@ -122,6 +123,12 @@ enum ps_rstate {
 enum ps_learn_op {
 	PS_LEARN_ADD = 1,
 	PS_LEARN_DELETE = 2,
+};
+
+/* LEARN_REFRESH phases. */
+enum ps_refresh_phase {
+	PS_REFRESH_BEGIN = 1, /* every learnable route of the table and family follows again */
+	PS_REFRESH_END = 2,   /* routes learned and not sent again since BEGIN are gone */
 };
 
 /* CTL_REQUEST flags. */
@@ -191,6 +198,7 @@ struct ps_route {
 #define PS_HELLO_PERSIST 0x20u
 #define PS_HELLO_LEARN 0x40u
 #define PS_HELLO_RESULTS 0x80u
+#define PS_HELLO_REFRESH 0x100u
 
 struct ps_hello {
 	uint32_t has;
@@ -204,6 +212,7 @@ struct ps_hello {
 	uint8_t persist;
 	uint8_t learn;
 	uint8_t results; /* enum ps_results: which ROUTE_STATUS results the client wants */
+	uint8_t refresh; /* LEARN_REFRESH messages frame every learn dump */
 	uint32_t metric;
 	uint32_t stale_time;
 };
@@ -250,6 +259,12 @@ struct ps_status {
 	struct ps_status_entry e[PS_STATUS_MAX];
 };
 
+struct ps_refresh {
+	uint32_t table;
+	uint8_t family; /* PS_FAM_V4, PS_FAM_V6 */
+	uint8_t phase;  /* enum ps_refresh_phase */
+};
+
 struct ps_ctl_request {
 	uint32_t req;
 	uint32_t flags; /* PS_CTL_* */
@@ -282,6 +297,7 @@ struct ps_msg {
 		uint64_t generation; /* FEED_BEGIN, FEED_END */
 		struct ps_status status;
 		struct ps_str reason; /* REFEED */
+		struct ps_refresh refresh; /* LEARN_REFRESH */
 		struct ps_ctl_request ctl_request;
 		struct ps_ctl_chunk ctl_chunk;
 		struct ps_ctl_end ctl_end;

@@ -90,15 +90,16 @@ samples_make(struct samples *s)
 	memset(m->u.hello.name, 'n', PS_NAME_MAX);
 	m->u.hello.has = PS_HELLO_TABLE | PS_HELLO_FAMILIES | PS_HELLO_METRIC |
 	    PS_HELLO_PROTOCOL | PS_HELLO_STALE | PS_HELLO_PERSIST | PS_HELLO_LEARN |
-	    PS_HELLO_RESULTS;
+	    PS_HELLO_RESULTS | PS_HELLO_REFRESH;
 	m->u.hello.table = UINT32_MAX;
 	m->u.hello.families = PS_HELLO_FAM_V4 | PS_HELLO_FAM_V6;
 	m->u.hello.metric = UINT32_MAX;
 	m->u.hello.protocol = 255;
 	m->u.hello.stale_time = PS_STALE_TIME_MAX;
 	m->u.hello.persist = 1;
-	m->u.hello.learn = 0;
+	m->u.hello.learn = 1;
 	m->u.hello.results = PS_RESULTS_FAILURES;
+	m->u.hello.refresh = 1;
 
 	m = add(s, "hello-min", PS_HELLO);
 	m->u.hello.n_versions = 1;
@@ -246,6 +247,11 @@ samples_make(struct samples *s)
 	m->u.route.has = PS_RA_PROTOCOL;
 	m->u.route.protocol = 4;
 	m->u.route.learn_op = PS_LEARN_DELETE;
+
+	m = add(s, "learn-refresh", PS_LEARN_REFRESH);
+	m->u.refresh.table = UINT32_MAX;
+	m->u.refresh.family = PS_FAM_V6;
+	m->u.refresh.phase = PS_REFRESH_END;
 
 	m = add(s, "refeed", PS_REFEED);
 	m->u.reason = ps_str_from("fibd restarted");
