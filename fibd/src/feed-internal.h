@@ -41,6 +41,7 @@ struct session {
 	uint8_t families;
 	uint32_t metric;
 	bool learn;       /* LEARN messages for foreign routes in its table */
+	bool refresh;     /* LEARN_REFRESH messages frame its learn dumps */
 	bool failures_only; /* HELLO results = failures: INSTALLED and REMOVED are counted */
 	uint64_t installed, removed; /* so counted this session */
 	struct ctl_stream *stream; /* a control answer still being produced (dump) */

@@ -186,6 +186,7 @@ on_hello(struct session *s, const struct ps_hello *h)
 						   : (PS_HELLO_FAM_V4 | PS_HELLO_FAM_V6);
 	s->metric = (h->has & PS_HELLO_METRIC) ? h->metric : 0;
 	s->learn = s->state == S_FEED && (h->has & PS_HELLO_LEARN) && h->learn;
+	s->refresh = s->learn && (h->has & PS_HELLO_REFRESH) && h->refresh;
 	s->failures_only = (h->has & PS_HELLO_RESULTS) && h->results == PS_RESULTS_FAILURES;
 	if ((h->has & PS_HELLO_PROTOCOL) && h->protocol != fd.cfg->protocol)
 		log_info("feed %s: asks for protocol %u; fibd marks its routes with %u", s->name,

@@ -57,6 +57,11 @@ void feed_wake(void *session);
 
 /* feed_learn - a LEARN message (r->learn_op, r->key.table) to the sessions learning its table. */
 void feed_learn(const struct ps_route *r);
+/*
+ * feed_learn_refresh - a learn dump of table/family begins or has ended
+ * (enum ps_refresh_phase), to the sessions learning it that asked for it.
+ */
+void feed_learn_refresh(uint32_t table, uint8_t family, uint8_t phase);
 
 /* feed_get_stats - the counters of sessions, for status (status_set_sessions). */
 void feed_get_stats(struct session_stats *ret);

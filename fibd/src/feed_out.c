@@ -263,6 +263,20 @@ reject(struct session *s, const struct ps_key *k, uint32_t table, uint32_t metri
 	ps_enc_msg(&s->out, &m, NULL);
 }
 
+/* A session that learns table/family and still reads what it is sent. */
+static bool
+learner(struct session *s, uint32_t table, uint8_t family)
+{
+	if (!s->learn || s->closed || s->table != table || !family_allowed(s, family))
+		return false;
+	if (s->out.len + s->wbuf.len > FEED_LEARN_OUT_MAX) {
+		session_fail(s, PS_E_LIMIT, "learn", "the client reads LEARN messages too slowly "
+		    "(over %u bytes unsent)", FEED_LEARN_OUT_MAX);
+		return false;
+	}
+	return true;
+}
+
 void
 feed_learn(const struct ps_route *r)
 {
@@ -270,13 +284,8 @@ feed_learn(const struct ps_route *r)
 	struct ps_fault fault;
 
 	for (struct session *s = fd.sessions; s; s = s->next) {
-		if (!s->learn || s->closed || s->table != r->key.table || !family_allowed(s, r->key.family))
+		if (!learner(s, r->key.table, r->key.family))
 			continue;
-		if (s->out.len + s->wbuf.len > FEED_LEARN_OUT_MAX) {
-			session_fail(s, PS_E_LIMIT, "learn", "the client reads LEARN messages too slowly "
-			    "(over %u bytes unsent)", FEED_LEARN_OUT_MAX);
-			continue;
-		}
 		m->type = PS_LEARN;
 		/* ps_route is large: copy only what is used. */
 		memcpy(&m->u.route, r, offsetof(struct ps_route, nh) + r->n_nexthops * sizeof(r->nh[0]));
@@ -285,6 +294,20 @@ feed_learn(const struct ps_route *r)
 			log_warn("feed %s: a foreign route cannot go out as LEARN: %s", s->name, fault.text);
 			continue;
 		}
+		session_want_flush(s);
+	}
+}
+
+void
+feed_learn_refresh(uint32_t table, uint8_t family, uint8_t phase)
+{
+	struct ps_msg m = { .type = PS_LEARN_REFRESH,
+		.u.refresh = { .table = table, .family = family, .phase = phase } };
+
+	for (struct session *s = fd.sessions; s; s = s->next) {
+		if (!s->refresh || !learner(s, table, family))
+			continue;
+		ps_enc_msg(&s->out, &m, NULL);
 		session_want_flush(s);
 	}
 }

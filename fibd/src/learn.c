@@ -20,7 +20,7 @@
 static struct {
 	uint8_t protocol;
 	const struct kmsg_env *env;
-	learn_sink sink;
+	struct learn_hooks hooks;
 	struct learn_stats st;
 	struct ps_route rt; /* large: one, reused */
 } ln;
@@ -37,11 +37,11 @@ struct kept {
 static struct kept kept[TABLE_MAX];
 
 void
-learn_init(uint8_t protocol, const struct kmsg_env *env, learn_sink sink)
+learn_init(uint8_t protocol, const struct kmsg_env *env, const struct learn_hooks *hooks)
 {
 	ln.protocol = protocol;
 	ln.env = env;
-	ln.sink = sink;
+	ln.hooks = *hooks;
 }
 
 /* One route message of t as a LEARN add or delete, to t's learners. */
@@ -80,8 +80,15 @@ learn_msg(struct rtable *t, const struct nlmsghdr *nlh, uint8_t op)
 	rt->has |= PS_RA_PROTOCOL;
 	rt->learn_op = op;
 	ln.st.sent++;
-	if (ln.sink)
-		ln.sink(rt);
+	if (ln.hooks.route)
+		ln.hooks.route(rt);
+}
+
+static void
+refresh(const struct rtable *t, uint8_t phase)
+{
+	if (ln.hooks.refresh)
+		ln.hooks.refresh(t->id, t->family, phase);
 }
 
 bool
@@ -98,13 +105,19 @@ learn_begin(struct rtable *t)
 }
 
 void
+learn_dump_start(struct rtable *t)
+{
+	refresh(t, PS_REFRESH_BEGIN);
+}
+
+void
 learn_dump_msg(struct rtable *t, const struct nlmsghdr *nlh)
 {
 	learn_msg(t, nlh, PS_LEARN_ADD);
 }
 
 bool
-learn_end(struct rtable *t, bool complete)
+learn_end(struct rtable *t, bool complete, bool whole)
 {
 	struct kept *k = &kept[t->idx];
 
@@ -114,6 +127,11 @@ learn_end(struct rtable *t, bool complete)
 		/* The dump that just ended predates notifications that were lost. */
 		k->overflow = false;
 		return true;
+	}
+	if (whole) {
+		/* Before the kept ones: they are changes after the dump's. */
+		ln.st.refreshes++;
+		refresh(t, PS_REFRESH_END);
 	}
 	/* Keeping goes on while they are replayed: later ones join the end. */
 	k->replaying = true;

@@ -7,6 +7,13 @@
  * and replayed in order once it has ended, so that no add from the dump
  * outlives a delete that came during it.
  *
+ * A learn dump is also a refresh, for learners that asked (HELLO refresh):
+ * LEARN_REFRESH begin before its routes, end once it is whole, so the learner
+ * drops what it learned and was not sent again: deletes the monitor lost (an
+ * overrun makes sync dump every learned table again). A dump that may lack
+ * routes still there (IPv6 under churn, docs/design.md) sends no end: the
+ * refresh stays open until a dump that is whole.
+ *
  * Learnable, as BIRD's kernel protocol learns: unicast, blackhole, unreachable
  * and prohibit routes of any protocol but fibd's own and the kernel's (proto
  * kernel: connected networks), and no cloned ones.
@@ -27,12 +34,15 @@ struct nlmsghdr;
 
 /*
  * learn_init - protocol: fibd's own rtm_protocol, whose routes are never
- * learned. learn.c reads routes with env, and hands each LEARN route to
- * sink (feed.c's feed_learn, which main.c wires: the engine does not call the
- * front).
+ * learned. learn.c reads routes with env, and hands each LEARN route and
+ * refresh mark to the hooks (feed.c's feed_learn and feed_learn_refresh, which
+ * main.c wires: the engine does not call the front). The hooks are copied.
  */
-typedef void (*learn_sink)(const struct ps_route *r);
-void learn_init(uint8_t protocol, const struct kmsg_env *env, learn_sink sink);
+struct learn_hooks {
+	void (*route)(const struct ps_route *r);
+	void (*refresh)(uint32_t table, uint8_t family, uint8_t phase); /* enum ps_refresh_phase */
+};
+void learn_init(uint8_t protocol, const struct kmsg_env *env, const struct learn_hooks *hooks);
 
 /*
  * learn_begin - a learn dump of t is queued: from now on its notifications are
@@ -40,16 +50,20 @@ void learn_init(uint8_t protocol, const struct kmsg_env *env, learn_sink sink);
  */
 bool learn_begin(struct rtable *t);
 
+/* learn_dump_start - t's learn dump is asked for: its refresh begins (again). */
+void learn_dump_start(struct rtable *t);
+
 /* learn_dump_msg - one RTM_NEWROUTE of t's learn dump: a LEARN add if learnable. */
 void learn_dump_msg(struct rtable *t, const struct nlmsghdr *nlh);
 
 /*
  * learn_end - t's learn dump ended, complete or not. Complete: the kept
- * notifications are to be replayed in order (learn_replay); returns false. Not
- * complete, or kept notifications overflowed during it: returns true, and
+ * notifications are to be replayed in order (learn_replay); returns false.
+ * Whole too (nothing it lacks may still be there), the refresh ends first.
+ * Not complete, or kept notifications overflowed during it: returns true, and
  * another dump must follow (notifications are still kept).
  */
-bool learn_end(struct rtable *t, bool complete);
+bool learn_end(struct rtable *t, bool complete, bool whole);
 
 /*
  * learn_replay - after learn_end returned false: replay at most `budget` kept
@@ -72,6 +86,7 @@ struct learn_stats {
 	uint64_t skipped;     /* foreign routes fibd cannot express (nexthop objects of others, ...) */
 	uint64_t replayed;    /* notifications kept during a learn dump and replayed */
 	uint64_t overflows;   /* kept notifications over LEARN_BUFFER_MAX: dumped again */
+	uint64_t refreshes;   /* learn dumps whole: refresh ends sent */
 };
 void learn_get_stats(struct learn_stats *ret);
 

@@ -282,13 +282,16 @@ main_on_slab_arm(uv_check_t *c)
  * A link or address changed, or notifications were lost: routes waiting for an
  * unreachable nexthop are tried again; and since a link going down takes IPv4
  * routes with it without a word on the monitor, a rescan finds what is gone.
+ * Lost notifications were lost to learners too: they are sent their tables again.
  */
 static void
 main_links_changed(bool lost)
 {
-	(void)lost;
 	nl_links_changed();
-	sync_rescan_soon();
+	if (lost)
+		sync_notifications_lost();
+	else
+		sync_rescan_soon();
 }
 
 static void
@@ -446,7 +449,8 @@ main(int argc, char **argv)
 	status_set_sessions(feed_get_stats);
 	status_set_bgp(bgp_peer_info_at);
 	owner_init(&m.loop, &(const struct owner_hooks){ .ready = feed_wake });
-	learn_init(m.conf.protocol, &sync_env, feed_learn);
+	learn_init(m.conf.protocol, &sync_env,
+	    &(const struct learn_hooks){ .route = feed_learn, .refresh = feed_learn_refresh });
 	lower_priority(m.conf.nice);
 	nl_set_writer_nice(m.conf.writer_nice);
 	if ((r = nl_init(&m.loop, m.conf.protocol, &(const struct nl_hooks){ .done = owner_route_done,

@@ -171,9 +171,11 @@ status_text(struct text *t, const struct snap *sn)
 	    (unsigned long long)sn->ss.dumps_unsure);
 	learn_get_stats(&ls);
 	tprintf(t, "learn: %llu LEARN messages sent, %llu foreign routes not expressible, "
-		   "%llu notifications replayed after learn dumps, %llu overflows\n",
+		   "%llu notifications replayed after learn dumps, %llu overflows, "
+		   "%llu refreshes\n",
 	    (unsigned long long)ls.sent, (unsigned long long)ls.skipped,
-	    (unsigned long long)ls.replayed, (unsigned long long)ls.overflows);
+	    (unsigned long long)ls.replayed, (unsigned long long)ls.overflows,
+	    (unsigned long long)ls.refreshes);
 	tprintf(t, "feed: messages %llu, routes %llu, withdraws %llu, conflicts %llu, "
 		   "results sent %llu, sessions failed %llu, refused %llu\n",
 	    (unsigned long long)fs.msgs_in, (unsigned long long)os.routes_in,
@@ -374,6 +376,8 @@ metrics_text(struct text *t, const struct snap *sn)
 	    (double)ss->dumps_unsure);
 	learn_get_stats(&ls);
 	metric1(t, "fibd_learn_messages_total", "counter", "LEARN messages sent", (double)ls.sent);
+	metric1(t, "fibd_learn_refreshes_total", "counter",
+	    "Learn dumps whole: learners told to drop what was not sent again", (double)ls.refreshes);
 	metric1(t, "fibd_feed_messages_total", "counter", "Messages read from clients", (double)fs->msgs_in);
 	metric1(t, "fibd_feed_routes_total", "counter", "ROUTE messages read", (double)os->routes_in);
 	metric1(t, "fibd_feed_withdraws_total", "counter", "WITHDRAW messages read", (double)os->withdraws_in);
@@ -479,9 +483,11 @@ status_json(struct text *t, const struct snap *sn)
 	}
 	tprintf(t, "],");
 	learn_get_stats(&ls);
-	tprintf(t, "\"learn\":{\"sent\":%llu,\"skipped\":%llu,\"replayed\":%llu,\"overflows\":%llu},",
+	tprintf(t, "\"learn\":{\"sent\":%llu,\"skipped\":%llu,\"replayed\":%llu,\"overflows\":%llu,"
+		   "\"refreshes\":%llu},",
 	    (unsigned long long)ls.sent, (unsigned long long)ls.skipped,
-	    (unsigned long long)ls.replayed, (unsigned long long)ls.overflows);
+	    (unsigned long long)ls.replayed, (unsigned long long)ls.overflows,
+	    (unsigned long long)ls.refreshes);
 	tprintf(t,
 	    "\"feed\":{\"messages\":%llu,\"routes\":%llu,\"withdraws\":%llu,\"conflicts\":%llu,"
 	    "\"results_sent\":%llu,\"sessions_failed\":%llu,\"sessions_refused\":%llu},",

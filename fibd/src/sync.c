@@ -141,6 +141,7 @@ collect(const struct scan_key *k)
 
 static void job_done(void);
 static void rescan_done(void);
+static void learn_again(struct rtable *t);
 
 /* A scan of t waits in the queue (once), in the order asked for. */
 void
@@ -391,6 +392,10 @@ sync_on_apply(uv_idle_t *h)
 			sy.learn_replaying = false;
 			if (again)
 				sync_queue_learn(t);
+			else if (sy.learn_again)
+				learn_again(t);
+			else
+				t->learn_tries = 0;
 			job_done();
 		}
 		health_cb_end(t0, "learn replay");
@@ -458,6 +463,30 @@ sync_on_apply(uv_idle_t *h)
 	health_cb_end(t0, "sync apply");
 }
 
+/*
+ * A learn dump that may lack routes, or changes (sync_dump_end), is taken
+ * again after the table's backoff, SYNC_CHURN_TRIES times in a row; then the
+ * refresh stays open (what the learners hold stays) until the next loss or
+ * learner asks for one.
+ */
+static void
+learn_again(struct rtable *t)
+{
+	if (++t->learn_tries > SYNC_CHURN_TRIES) {
+		log_warn("sync: table %u %s: changed by others, or notifications lost, during %u "
+			 "learn dumps; its learners may hold routes that are gone until the next "
+			 "one", t->id, family_name(t->family), t->learn_tries);
+		t->learn_tries = 0;
+		return;
+	}
+	if (t->scan_retry_ms < SYNC_RETRY_MIN_MS)
+		t->scan_retry_ms = SYNC_RETRY_MIN_MS;
+	t->scan_not_before = uv_now(sy.loop) + t->scan_retry_ms;
+	t->scan_retry_ms = t->scan_retry_ms * 2 > SYNC_RETRY_MAX_MS ? SYNC_RETRY_MAX_MS : t->scan_retry_ms * 2;
+	learn_begin(t);
+	sync_queue_learn(t);
+}
+
 /* A rescan's repair walk is over: a diff waiting for it has all it needs. */
 static void
 rescan_done(void)
@@ -490,9 +519,9 @@ sync_job_end(bool ok, const char *why)
 		t->scan_retry_ms = 0;
 	}
 	if (learning && ok) {
-		log_info("sync: table %u %s: learn dump done", t->id,
-		    family_name(t->family));
-		if (learn_end(t, true)) {
+		log_info("sync: table %u %s: learn dump done%s", t->id, family_name(t->family),
+		    sy.learn_again ? "; it may lack changes, another follows" : "");
+		if (learn_end(t, true, sy.learn_whole)) {
 			sync_queue_learn(t); /* notifications were lost during it: again */
 			job_done();
 			return;
@@ -540,7 +569,7 @@ sync_job_end(bool ok, const char *why)
 	t->scan_not_before = uv_now(sy.loop) + t->scan_retry_ms;
 	t->scan_retry_ms = t->scan_retry_ms * 2 > SYNC_RETRY_MAX_MS ? SYNC_RETRY_MAX_MS : t->scan_retry_ms * 2;
 	if (learning) {
-		learn_end(t, false);
+		learn_end(t, false, false);
 		sync_queue_learn(t);
 	} else {
 		if (t->scan != SCAN_DONE)
@@ -584,10 +613,6 @@ sync_dump_end(int result, void *ctx)
 	int reads = 0;
 	(void)ctx;
 
-	if (result == 0 && sy.learning) {
-		sync_job_end(true, NULL); /* what changed meanwhile is replayed (learn.c) */
-		return;
-	}
 	if (result == -EINTR) {
 		sy.st.dumps_interrupted++;
 		sync_job_end(false, "interrupted by a change (NLM_F_DUMP_INTR)");
@@ -623,6 +648,17 @@ sync_dump_end(int result, void *ctx)
 	while (++reads < SYNC_CATCH_UP_READS && mon_behind());
 	changed = t->family == PS_FAM_V6 &&
 	    (lost || mon_behind() || t->changes != sy.changes_at_start);
+	if (sy.learning) {
+		/*
+		 * What changed meanwhile is replayed (learn.c). A learn dump that
+		 * may lack routes still there (changed) ends no refresh; one during
+		 * which notifications were lost is followed by another.
+		 */
+		sy.learn_whole = !changed;
+		sy.learn_again = lost || changed;
+		sync_job_end(true, NULL);
+		return;
+	}
 	if ((lost || changed) && t->churn_discards < SYNC_CHURN_TRIES) {
 		t->churn_discards++;
 		if (lost) {

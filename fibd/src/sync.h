@@ -88,6 +88,12 @@ bool sync_rescan_table(struct rtable *t);
 void sync_route_exists(struct rtable *t);
 void sync_rescan_soon(void);
 /*
+ * sync_notifications_lost - the monitor lost notifications: sync_rescan_soon,
+ * and then a learn dump of every table with learners, which ends their refresh
+ * (learn.h) so that they drop what the lost deletes would have taken.
+ */
+void sync_notifications_lost(void);
+/*
  * sync_tables_changed - a table was made: the monitor hears of its routes from
  * now on (tables made otherwise are named before the next dump job).
  */

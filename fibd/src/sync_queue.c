@@ -133,6 +133,7 @@ sync_start_next(void)
 	if (sy.learning) {
 		t->learn_queued = false;
 		learn_begin(t); /* keep what changes from here on, to replay after the dump */
+		learn_dump_start(t);
 	} else {
 		t->scan_queued = false;
 		sync_keep_start(); /* a scan's notifications: replayed once its snapshot is applied */
@@ -214,6 +215,7 @@ sync_learn_table(struct rtable *t)
 	 * the adds already sent.
 	 */
 	learn_begin(t);
+	t->learn_tries = 0;
 	sync_queue_learn(t);
 	sync_start_next();
 }
@@ -239,6 +241,15 @@ sync_on_soon(uv_timer_t *h)
 	}
 	sy.st.rescans_triggered++;
 	sync_rescan_all();
+	if (sy.relearn) {
+		/* Learners missed what was lost too: a refresh of every learned table. */
+		sy.relearn = false;
+		for (unsigned i = 0; i < table_count(); i++) {
+			struct rtable *t = table_at((uint16_t)i);
+			if (t->learners)
+				sync_learn_table(t);
+		}
+	}
 }
 
 void
@@ -246,6 +257,13 @@ sync_rescan_soon(void)
 {
 	if (sy.open)
 		uv_timer_start(&sy.soon, sync_on_soon, SYNC_RESCAN_DELAY_MS, 0);
+}
+
+void
+sync_notifications_lost(void)
+{
+	sy.relearn = true;
+	sync_rescan_soon();
 }
 
 void

@@ -101,6 +101,7 @@ struct rtable {
 	bool learn_queued;     /* a learn dump of it waits in sync's queue */
 	uint16_t learners;     /* feed sessions that learn its foreign routes */
 	uint64_t learn_order;
+	uint8_t learn_tries;   /* learn dumps in a row that may lack routes (lost, IPv6 churn) */
 	uint32_t scan_retry_ms;   /* the pause after its next discarded dump */
 	uint64_t scan_order;      /* when it was queued: the queue is FIFO within a kind */
 	uint64_t scan_not_before; /* uv_now() ms: its next dump waits out a backoff */

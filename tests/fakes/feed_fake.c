@@ -1,4 +1,4 @@
-/* A stand-in for feed_learn (learn's sink) in unit tests of learn. */
+/* Stand-ins for feed_learn and feed_learn_refresh (learn's hooks) in unit tests of learn. */
 #include <string.h>
 
 #include "feed.h"
@@ -15,6 +15,9 @@ feed_learn(const struct ps_route *r)
 	if (fake_n_learned++ >= 64)
 		return;
 	l = &fake_learned[fake_n_learned - 1];
+	memset(l, 0, sizeof(*l));
+	l->table = r->key.table;
+	l->family = r->key.family;
 	l->op = r->learn_op;
 	l->type = r->type;
 	l->plen = r->key.plen;
@@ -22,4 +25,18 @@ feed_learn(const struct ps_route *r)
 	memcpy(l->prefix, r->key.prefix.b, 16);
 	l->metric = r->key.metric;
 	l->n_nexthops = r->n_nexthops;
+}
+
+void
+feed_learn_refresh(uint32_t table, uint8_t family, uint8_t phase)
+{
+	struct fake_learned *l;
+
+	if (fake_n_learned++ >= 64)
+		return;
+	l = &fake_learned[fake_n_learned - 1];
+	memset(l, 0, sizeof(*l));
+	l->refresh = phase;
+	l->table = table;
+	l->family = family;
 }

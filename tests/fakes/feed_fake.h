@@ -3,8 +3,14 @@
 
 #include <stdint.h>
 
-/* LEARN messages feed_learn was handed, in order (the first 64). */
+/*
+ * LEARN messages feed_learn was handed, and refresh marks feed_learn_refresh
+ * was, in order (the first 64).
+ */
 struct fake_learned {
+	uint8_t refresh;  /* a mark: enum ps_refresh_phase (then only table and family); 0: a route */
+	uint32_t table;
+	uint8_t family;
 	uint8_t op;       /* PS_LEARN_* */
 	uint8_t type;
 	uint8_t plen;

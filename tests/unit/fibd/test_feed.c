@@ -3,8 +3,9 @@
  * writer replaced by tests/fakes/nl_fake.c: the session state machine (HELLO
  * first, generations, errors that close only the bad session), the coalescing
  * of changes (desired state is the queue), the mark-and-sweep of a new
- * generation, key conflicts between clients, the PING barrier, and a session
- * closed, not left waiting, when fibd has no memory for it or for its reply.
+ * generation, key conflicts between clients, the PING barrier, a session
+ * closed, not left waiting, when fibd has no memory for it or for its reply,
+ * and learn refresh marks only to the learners that asked.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -887,6 +888,71 @@ test_bgp_names_reserved(void **state)
 	client_close(&c);
 }
 
+/* A learning feed client of table 100, IPv4 only, that asks for refresh marks or not. */
+static void
+connect_learner(struct client *c, const char *name, bool refresh)
+{
+	struct ps_msg m;
+
+	client_open(c);
+	hello_msg(&m, name, PS_ROLE_FEED);
+	m.u.hello.has |= PS_HELLO_LEARN | PS_HELLO_FAMILIES | (refresh ? PS_HELLO_REFRESH : 0);
+	m.u.hello.learn = 1;
+	m.u.hello.refresh = refresh;
+	m.u.hello.families = PS_HELLO_FAM_V4;
+	client_send(c, &m);
+	expect(c, PS_WELCOME);
+	expect(c, PS_REFEED);
+}
+
+/*
+ * A learn dump's refresh marks go to the sessions that learn its table and
+ * family and asked for them (HELLO refresh); LEARN to every learner of it.
+ */
+static void
+test_learn_refresh_marks(void **state)
+{
+	struct client a, b, c;
+	struct ps_route r;
+	const struct ps_msg *m;
+	(void)state;
+
+	connect_learner(&a, "learn-marks", true);
+	connect_learner(&b, "learn-plain", false);
+	connect_feed(&c, "learn-none");
+
+	feed_learn_refresh(100, PS_FAM_V4, PS_REFRESH_BEGIN);
+	feed_learn_refresh(100, PS_FAM_V6, PS_REFRESH_BEGIN); /* a family none learns */
+	feed_learn_refresh(101, PS_FAM_V4, PS_REFRESH_BEGIN); /* another table */
+	memset(&r, 0, offsetof(struct ps_route, nh));
+	r.key.has = PS_KEY_TABLE | PS_KEY_METRIC | PS_KEY_TOS;
+	r.key.table = 100;
+	r.key.family = PS_FAM_V4;
+	r.key.plen = 24;
+	r.key.prefix.b[0] = 203;
+	r.type = PS_RT_BLACKHOLE;
+	r.has = PS_RA_PROTOCOL;
+	r.protocol = 4;
+	r.learn_op = PS_LEARN_ADD;
+	feed_learn(&r);
+	feed_learn_refresh(100, PS_FAM_V4, PS_REFRESH_END);
+
+	m = expect(&a, PS_LEARN_REFRESH);
+	assert_int_equal(m->u.refresh.table, 100);
+	assert_int_equal(m->u.refresh.family, PS_FAM_V4);
+	assert_int_equal(m->u.refresh.phase, PS_REFRESH_BEGIN);
+	assert_int_equal(expect(&a, PS_LEARN)->u.route.key.prefix.b[0], 203);
+	assert_int_equal(expect(&a, PS_LEARN_REFRESH)->u.refresh.phase, PS_REFRESH_END);
+	assert_null(client_next(&a));
+
+	assert_int_equal(expect(&b, PS_LEARN)->u.route.key.prefix.b[0], 203);
+	assert_null(client_next(&b));
+	assert_null(client_next(&c));
+	client_close(&a);
+	client_close(&b);
+	client_close(&c);
+}
+
 extern struct rtable *sync_fake_claimed[16];
 extern unsigned sync_fake_n_claimed;
 
@@ -1000,6 +1066,7 @@ main(void)
 		cmocka_unit_test(test_no_memory_for_a_session),
 		cmocka_unit_test(test_reply_not_encoded),
 		cmocka_unit_test(test_bgp_names_reserved),
+		cmocka_unit_test(test_learn_refresh_marks),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -2,9 +2,11 @@
  * learn: which kernel routes become LEARN messages, and the keeping of route
  * notifications during a learn dump: replayed in order after a complete dump
  * a budget at a time (an add then a delete of one prefix ends deleted; a delete
- * then an add ends present; one that comes meanwhile goes last), held over an incomplete one, and an overflow asks for another dump.
- * The messages are built here as the kernel sends them; feed_learn is a fake
- * that records what it is handed.
+ * then an add ends present; one that comes meanwhile goes last), held over an
+ * incomplete one, and an overflow asks for another dump; the refresh marks
+ * around a learn dump.
+ * The messages are built here as the kernel sends them; feed_learn and
+ * feed_learn_refresh are fakes that record what they are handed.
  */
 #include <arpa/inet.h>
 #include <setjmp.h>
@@ -67,7 +69,8 @@ setup(void **state)
 {
 	(void)state;
 	fake_n_learned = 0;
-	learn_init(OURS, &sync_env, feed_learn);
+	learn_init(OURS, &sync_env,
+	    &(const struct learn_hooks){ .route = feed_learn, .refresh = feed_learn_refresh });
 	return table_init();
 }
 
@@ -124,10 +127,10 @@ test_kept_and_replayed_in_order(void **state)
 	assert_int_equal(fake_n_learned, 1);
 
 	/* An incomplete dump replays nothing: another follows. */
-	assert_true(learn_end(t, false));
+	assert_true(learn_end(t, false, false));
 	assert_int_equal(fake_n_learned, 1);
 
-	assert_false(learn_end(t, true));
+	assert_false(learn_end(t, true, false));
 	/* Replayed a budget at a time; what comes meanwhile joins the end. */
 	assert_int_equal(fake_n_learned, 1);
 	assert_false(learn_replay(t, 2, &again));
@@ -167,16 +170,56 @@ test_overflow_asks_for_another_dump(void **state)
 		learn_notify(t, route_msg(RTM_NEWROUTE, "192.0.2.0", 24, RTPROT_STATIC, RTN_UNICAST, i));
 	sent = fake_n_learned;
 	/* The dump that ended predates lost notifications: dump again, still keeping. */
-	assert_true(learn_end(t, true));
+	assert_true(learn_end(t, true, false));
 	assert_int_equal(fake_n_learned, sent);
 	learn_notify(t, route_msg(RTM_DELROUTE, "192.0.2.0", 24, RTPROT_STATIC, RTN_UNICAST, 7));
 	assert_int_equal(fake_n_learned, sent);
-	assert_false(learn_end(t, true));
+	assert_false(learn_end(t, true, false));
 	assert_true(learn_replay(t, LEARN_REPLAY_BUDGET, &again));
 	assert_false(again);
 	assert_int_equal(fake_n_learned, sent + 1);
 	assert_int_equal(fake_learned[sent].op, PS_LEARN_DELETE);
 	assert_int_equal(fake_learned[sent].metric, 7);
+}
+
+/*
+ * A learn dump is a refresh: begin when it starts; end once it is whole, before
+ * what was kept during it (changes after the dump's); no end for one that may
+ * lack routes, or that was not complete.
+ */
+static void
+test_refresh_marks(void **state)
+{
+	struct rtable *t = table();
+	bool again = true;
+	(void)state;
+
+	learn_begin(t);
+	learn_dump_start(t);
+	learn_dump_msg(t, route_msg(RTM_NEWROUTE, "192.0.2.0", 24, RTPROT_STATIC, RTN_UNICAST, 0));
+	learn_notify(t, route_msg(RTM_DELROUTE, "192.0.2.0", 24, RTPROT_STATIC, RTN_UNICAST, 0));
+	assert_true(learn_end(t, false, true)); /* not complete: no end */
+	learn_dump_start(t);
+	assert_false(learn_end(t, true, false)); /* may lack routes: no end */
+	assert_true(learn_replay(t, LEARN_REPLAY_BUDGET, &again));
+	assert_int_equal(fake_n_learned, 4);
+	assert_int_equal(fake_learned[0].refresh, PS_REFRESH_BEGIN);
+	assert_int_equal(fake_learned[0].table, 100);
+	assert_int_equal(fake_learned[0].family, PS_FAM_V4);
+	assert_int_equal(fake_learned[1].op, PS_LEARN_ADD);
+	assert_int_equal(fake_learned[2].refresh, PS_REFRESH_BEGIN);
+	assert_int_equal(fake_learned[3].op, PS_LEARN_DELETE);
+
+	learn_begin(t);
+	learn_dump_start(t);
+	learn_notify(t, route_msg(RTM_NEWROUTE, "203.0.113.0", 24, RTPROT_STATIC, RTN_UNICAST, 0));
+	assert_false(learn_end(t, true, true));
+	assert_int_equal(fake_n_learned, 6);
+	assert_int_equal(fake_learned[5].refresh, PS_REFRESH_END);
+	assert_true(learn_replay(t, LEARN_REPLAY_BUDGET, &again));
+	assert_int_equal(fake_n_learned, 7);
+	assert_int_equal(fake_learned[6].refresh, 0);
+	assert_int_equal(fake_learned[6].prefix[0], 203);
 }
 
 int
@@ -186,6 +229,7 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_what_is_learned, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_kept_and_replayed_in_order, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_overflow_asks_for_another_dump, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_refresh_marks, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

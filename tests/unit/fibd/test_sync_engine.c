@@ -11,7 +11,8 @@
  * taken again; a rescan asked for), one that only the socket's drop counter
  * shows, notifications lost during every dump (a few discarded, then one
  * used), an IPv6 dump that ends with the monitor behind, a table whose dumps keep
- * failing does not hold up another table's first scan, and shutdown in the
+ * failing does not hold up another table's first scan, learn dumps as refreshes
+ * (ended only when whole; taken again after a loss), and shutdown in the
  * middle of a dump.
  */
 #include <errno.h>
@@ -34,6 +35,7 @@
 #include "nl.h"
 #include "dump.h"
 #include "kfake.h"
+#include "learn.h"
 #include "monitor.h"
 #include "nl_fake.h"
 #include "nlbuild.h"
@@ -798,6 +800,171 @@ test_shutdown_mid_dump(void **state)
 	/* teardown closes sync now; under ASan a leaked key vector fails the run */
 }
 
+/*
+ * What learn hands the learners, as one string: B and E for a refresh's begin
+ * and end, + and - for a route added and deleted (its first address byte after
+ * the family's: 2001:db8:N:: gives N).
+ */
+static char learned[128];
+
+static void
+learned_route(const struct ps_route *r)
+{
+	size_t n = strlen(learned);
+
+	if (n + 3 < sizeof(learned))
+		snprintf(learned + n, sizeof(learned) - n, "%c%u",
+		    r->learn_op == PS_LEARN_ADD ? '+' : '-', r->key.prefix.b[5]);
+}
+
+static void
+learned_mark(uint32_t table, uint8_t family, uint8_t phase)
+{
+	size_t n = strlen(learned);
+
+	assert_int_equal(table, 100);
+	assert_int_equal(family, PS_FAM_V6);
+	if (n + 1 < sizeof(learned))
+		snprintf(learned + n, sizeof(learned) - n, "%c", phase == PS_REFRESH_BEGIN ? 'B' : 'E');
+}
+
+static char *
+learned_take(void)
+{
+	static char was[sizeof(learned)];
+
+	strcpy(was, learned);
+	learned[0] = 0;
+	return was;
+}
+
+/* The route message b holds at offset `at` becomes a blackhole (learnable without nexthops). */
+static void
+blackhole(struct nlbuild *b, size_t at)
+{
+	struct rtmsg *rtm = mnl_nlmsg_get_payload((struct nlmsghdr *)(b->buf + at));
+
+	rtm->rtm_type = RTN_BLACKHOLE;
+}
+
+/* Learn dump request n of t, showing a foreign route 2001:db8:N::/48, meanwhile(t) during it. */
+static void
+answer_learn_dump(struct rtable *t, unsigned n, unsigned route, void (*meanwhile)(struct rtable *))
+{
+	struct nlbuild *b;
+	char dst[32];
+
+	want_requests = n;
+	assert_true(run_until(requests_reached));
+	assert_int_equal(kf_dump_last_table, t->id);
+	assert_int_equal(kf_dump_last_protocol, 0); /* every protocol */
+	b = next_datagram();
+	snprintf(dst, sizeof(dst), "2001:db8:%u::", route);
+	nlb_route(b, AF_INET6, dst, 48, t->id, RTPROT_STATIC, 0, 0);
+	blackhole(b, 0);
+	if (meanwhile) {
+		deliver();
+		meanwhile(t);
+		b = next_datagram();
+	}
+	nlb_done(b, 0);
+	deliver();
+	for (int i = 0; i < 20; i++)
+		uv_run(&loop, UV_RUN_NOWAIT); /* the replay */
+}
+
+/* Others add a blackhole 2001:db8:1::/48 to t (as the monitor hands it on). */
+static void
+foreign_add(struct rtable *t)
+{
+	static struct nlbuild b;
+	struct nlmsghdr *nlh = (struct nlmsghdr *)b.buf;
+	struct kmsg_rt kr;
+
+	memset(&b, 0, sizeof(b));
+	nlb_route(&b, AF_INET6, "2001:db8:1::", 48, t->id, RTPROT_STATIC, 0, 0);
+	blackhole(&b, 0);
+	nlh->nlmsg_flags = 0;
+	assert_int_equal(kmsg_rt_parse(nlh, &kr), 0);
+	sync_kernel_route(nlh, &kr);
+}
+
+static void
+foreign_add_lost(struct rtable *t)
+{
+	foreign_add(t);
+	mon_drops += 5;
+}
+
+static bool
+learn_idle(void)
+{
+	return !cond_table->learn_queued && kf_dump_requests == want_requests;
+}
+
+/*
+ * A learn dump is a refresh: begin before its routes, end once the dump is
+ * whole, before the notifications kept during it. An IPv6 one during which
+ * others changed the table may lack routes still there: no end, its kept
+ * notifications replayed, and another after a backoff; a quiet one ends it.
+ * Notifications lost: every learned table is dumped again (soon), and a learn
+ * dump during which some were lost is followed by another.
+ */
+static void
+test_learn_refresh(void **state)
+{
+	struct rtable *t = table_get(100, PS_FAM_V6, true);
+	struct learn_stats ls;
+	(void)state;
+
+	learn_init(12, &sync_env, &(const struct learn_hooks){ .route = learned_route,
+	    .refresh = learned_mark });
+	learned[0] = 0;
+	t->learners = 1; /* as feed.c counts them */
+	sync_learn_table(t);
+	answer_learn_dump(t, 1, 7, NULL);
+	assert_string_equal(learned_take(), "B+7E");
+
+	/* Under churn: no end; what changed is replayed; another dump follows, quiet. */
+	sync_learn_table(t);
+	answer_learn_dump(t, 2, 7, foreign_add);
+	assert_string_equal(learned_take(), "B+7+1");
+	answer_learn_dump(t, 3, 7, NULL);
+	assert_string_equal(learned_take(), "B+7E");
+	cond_table = t;
+	assert_true(run_until(learn_idle));
+
+	/* Notifications lost while nothing runs: the table is learned again. */
+	sync_notifications_lost();
+	answer_learn_dump(t, 4, 7, NULL);
+	assert_string_equal(learned_take(), "B+7E");
+
+	/* Lost during a learn dump (IPv6: it may lack routes): no end, and again. */
+	sync_learn_table(t);
+	answer_learn_dump(t, 5, 7, foreign_add_lost);
+	assert_string_equal(learned_take(), "B+7+1");
+	answer_learn_dump(t, 6, 1, NULL);
+	assert_string_equal(learned_take(), "B+1E");
+	learn_get_stats(&ls);
+	assert_int_equal(ls.refreshes, 4);
+
+	/* Churn in every dump: SYNC_CHURN_TRIES more, then the refresh is left open. */
+	sync_learn_table(t);
+	for (unsigned i = 0; i <= SYNC_CHURN_TRIES; i++) {
+		answer_learn_dump(t, 7 + i, 7, foreign_add);
+		assert_string_equal(learned_take(), "B+7+1");
+	}
+	want_requests = 7 + SYNC_CHURN_TRIES;
+	assert_true(run_until(learn_idle));
+	uv_sleep(SYNC_RETRY_MAX_MS / 20);
+	uv_run(&loop, UV_RUN_NOWAIT);
+	assert_int_equal(kf_dump_requests, 7 + SYNC_CHURN_TRIES);
+
+	t->learners = 0;
+	learn_forget(t);
+	learn_init(12, &sync_env, &(const struct learn_hooks){ 0 });
+}
+
 int
 main(void)
 {
@@ -815,6 +982,7 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_v6_monitor_behind, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_monitor_loss_said_twice, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_monitor_filter, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_learn_refresh, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_shutdown_mid_dump, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
