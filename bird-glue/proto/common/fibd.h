@@ -61,6 +61,7 @@ struct fibd_stats {
   u64 installed, removed, failed, waiting, rejected; /* ROUTE_STATUS results */
   u64 encode_errors;			/* routes fibd's protocol cannot carry */
   u64 learned, unlearned, learn_skipped;	/* LEARN adds imported, deletes, not importable */
+  u64 learn_refreshes;			/* refreshes ended: learned routes not sent again dropped */
   u64 connects, disconnects, drops;	/* drops: the pending limit was hit */
   u64 export_pauses;			/* export (BIRD 3) or feed (BIRD 2) stopped at FIBD_EXPORT_HIGH */
   u64 export_corked, export_unread;	/* runs at FIBD_EXPORT_HIGH not stopped: BIRD corked, the socket took nothing for FIBD_EXPORT_STALL */
@@ -95,6 +96,7 @@ struct fibd_proto {
   u64 commit_ticket;			/* BIRD 3: the main loop's pass its first connect waits for */
   u64 generation;			/* of the open or last full feed */
   uint feeds_open;			/* channels whose initial feed has not ended */
+  u8 learn_refreshing;			/* BIT(family index): fibd's refresh of it is open */
   btime feed_started, feed_ended;
   u64 feed_routes;			/* sent in the last full feed */
 
@@ -170,6 +172,7 @@ const char *fibd_fill_route(struct fibd_proto *p, const net_addr *n, const rte *
 u32 fibd_krt_metric(const rte *e);
 void fibd_learn(struct fibd_proto *p, const struct ps_route *r);
 void fibd_unlearn_all(struct fibd_proto *p);
+void fibd_learn_refresh(struct fibd_proto *p, uint family, int begin);
 void fibd_refeed(struct fibd_proto *p);
 void fibd_format_time(struct fibd_proto *p, btime t, byte *buf, uint size);
 void fibd_channel_resume(struct channel *c);

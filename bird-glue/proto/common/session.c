@@ -510,6 +510,35 @@ fibd_channel_fed(struct channel *c)
  */
 
 /*
+ * A learn dump of our table begins or has ended (LEARN_REFRESH): BIRD's own
+ * route refresh of the family's channel, so that learned routes fibd did not
+ * send again (their deletes were lost to fibd's monitor) go at the end. A
+ * begin while one is open is a dump taken again: the refresh goes on. An end
+ * without a begin (fibd began it before this session) ends nothing.
+ */
+static void
+fibd_got_refresh(struct fibd_proto *p, const struct ps_refresh *x)
+{
+  u8 bit = (x->family == PS_FAM_V4) ? 1 : 2;
+
+  if (x->table != p->cf->table)
+    return;
+  if (x->phase == PS_REFRESH_BEGIN)
+  {
+    if (p->learn_refreshing & bit)
+      return;
+    p->learn_refreshing |= bit;
+    fibd_learn_refresh(p, x->family, 1);
+  }
+  else if (p->learn_refreshing & bit)
+  {
+    p->learn_refreshing &= ~bit;
+    p->st.learn_refreshes++;
+    fibd_learn_refresh(p, x->family, 0);
+  }
+}
+
+/*
  * Results: we ask for failures only, so a full feed costs BIRD no decoding
  * of a result per route; installed and removed ones come as the session's
  * counts so far.
@@ -617,6 +646,10 @@ fibd_rx_hook(sock *sk, uint size)
 	if (p->cf->learn && p->state == FIBD_S_UP)
 	  fibd_learn(p, &m->u.route);
 	break;
+      case PS_LEARN_REFRESH:
+	if (p->cf->learn && p->state == FIBD_S_UP)
+	  fibd_got_refresh(p, &m->u.refresh);
+	break;
       default:
 	break;			/* PONG: nothing asked for yet */
       }
@@ -685,6 +718,7 @@ fibd_disconnect(struct fibd_proto *p, const char *why)
   fibd_trim_later(p);			/* the backlog's chunks */
   p->st.disconnects++;
   fibd_unlearn_all(p);
+  p->learn_refreshing = 0;
   if (p->p.proto_state == PS_UP)
     proto_notify_state(&p->p, PS_START);
   fibd_retry_later(p);
@@ -710,9 +744,11 @@ fibd_send_hello(struct fibd_proto *p)
   h->persist = p->cf->persist;
   if (p->cf->learn)
   {
-    h->has |= PS_HELLO_LEARN;
+    h->has |= PS_HELLO_LEARN | PS_HELLO_REFRESH;
     h->learn = 1;
+    h->refresh = 1;
   }
+  p->learn_refreshing = 0;
   h->has |= PS_HELLO_RESULTS;
   h->results = PS_RESULTS_FAILURES;
   p->enc.len = 0;
@@ -994,8 +1030,8 @@ fibd_show_proto_info(struct proto *P)
   if (p->st.encode_errors)
     cli_msg(-1006, "  Not sendable:     %lu", p->st.encode_errors);
   if (p->cf->learn)
-    cli_msg(-1006, "  Learned:          %lu adds, %lu deletes, %lu not importable",
-	    p->st.learned, p->st.unlearned, p->st.learn_skipped);
+    cli_msg(-1006, "  Learned:          %lu adds, %lu deletes, %lu not importable, %lu refreshes",
+	    p->st.learned, p->st.unlearned, p->st.learn_skipped, p->st.learn_refreshes);
   cli_msg(-1006, "  Sessions:         %lu connects, %lu disconnects, %lu dropped at the pending limit",
 	  p->st.connects, p->st.disconnects, p->st.drops);
   if (p->st.export_pauses)

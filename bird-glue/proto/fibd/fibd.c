@@ -243,6 +243,20 @@ fibd_unlearn_all(struct fibd_proto *p)
   }
 }
 
+/* fibd's learn dump of a family begins (begin) or ends: a route refresh of its channel. */
+void
+fibd_learn_refresh(struct fibd_proto *p, uint family, int begin)
+{
+  struct channel *c = (family == PS_FAM_V4) ? p->ip4 : p->ip6;
+
+  if (!c || c->channel_state != CS_UP)
+    return;
+  if (begin)
+    rt_refresh_begin(c->table, c);
+  else
+    rt_refresh_end(c->table, c);
+}
+
 /* fibd asks for a full feed (REFEED): feed every channel again. */
 void
 fibd_refeed(struct fibd_proto *p)
