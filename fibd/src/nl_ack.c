@@ -100,6 +100,7 @@ nl_complete(struct inflight f, int err, const char *text)
 	if (f.op == OP_DEL && err == ESRCH)
 		err = 0; /* already gone: the delete is done */
 	if (!err) {
+		table_at(r->rt)->writes++;
 		/* Once gone, the key may be taken by a foreign route: add with EXCL again. */
 		if (f.op == OP_DEL) {
 			nl_set_have(r, NULL);

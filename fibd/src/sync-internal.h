@@ -30,7 +30,7 @@ struct sync_state {
 	bool learn_whole;   /* its dump lacks nothing still there: the refresh ends */
 	bool learn_again;   /* it may lack routes, or changes: another follows the replay */
 	bool relearn;       /* notifications were lost: learn every learned table again (soon) */
-	uint64_t changes_at_start, overruns_at_start;
+	uint64_t changes_at_start, overruns_at_start, writes_at_start;
 	bool use_unsure;    /* the dump to use is an unsure one (sync_dump_end) */
 	bool use_lost;      /* the monitor lost notifications while it ran */
 	bool apply_lost;    /* the same, for the dump being applied: scanned again after */

@@ -465,24 +465,25 @@ sync_on_apply(uv_idle_t *h)
 
 /*
  * A learn dump that may lack routes, or changes (sync_dump_end), is taken
- * again after the table's backoff, SYNC_CHURN_TRIES times in a row; then the
- * refresh stays open (what the learners hold stays) until the next loss or
- * learner asks for one.
+ * again after SYNC_LEARN_RETRY_MS, doubling, SYNC_CHURN_TRIES times in a row;
+ * then the refresh stays open (what the learners hold stays) until the next
+ * loss or learner asks for one. The count goes on across those (a loss under
+ * sustained churn does not start it over): a whole dump or giving up resets it.
  */
 static void
 learn_again(struct rtable *t)
 {
+	uint64_t delay;
+
 	if (++t->learn_tries > SYNC_CHURN_TRIES) {
-		log_warn("sync: table %u %s: changed by others, or notifications lost, during %u "
-			 "learn dumps; its learners may hold routes that are gone until the next "
-			 "one", t->id, family_name(t->family), t->learn_tries);
+		log_warn("sync: table %u %s: changed, or notifications lost, during %u learn "
+			 "dumps in a row; its learners may hold routes that are gone until the "
+			 "next one", t->id, family_name(t->family), t->learn_tries);
 		t->learn_tries = 0;
 		return;
 	}
-	if (t->scan_retry_ms < SYNC_RETRY_MIN_MS)
-		t->scan_retry_ms = SYNC_RETRY_MIN_MS;
-	t->scan_not_before = uv_now(sy.loop) + t->scan_retry_ms;
-	t->scan_retry_ms = t->scan_retry_ms * 2 > SYNC_RETRY_MAX_MS ? SYNC_RETRY_MAX_MS : t->scan_retry_ms * 2;
+	delay = (uint64_t)SYNC_LEARN_RETRY_MS << (t->learn_tries - 1);
+	t->learn_not_before = uv_now(sy.loop) + (delay < SYNC_RETRY_MAX_MS ? delay : SYNC_RETRY_MAX_MS);
 	learn_begin(t);
 	sync_queue_learn(t);
 }
@@ -651,9 +652,13 @@ sync_dump_end(int result, void *ctx)
 	if (sy.learning) {
 		/*
 		 * What changed meanwhile is replayed (learn.c). A learn dump that
-		 * may lack routes still there (changed) ends no refresh; one during
-		 * which notifications were lost is followed by another.
+		 * may lack routes still there (changed: fibd's own writes move the
+		 * IPv6 walker as others' do, and one not acknowledged yet may have
+		 * been applied) ends no refresh; one during which notifications
+		 * were lost is followed by another.
 		 */
+		changed = changed || (t->family == PS_FAM_V6 &&
+		    (t->writes != sy.writes_at_start || nl_pending() > nl_held()));
 		sy.learn_whole = !changed;
 		sy.learn_again = lost || changed;
 		sync_job_end(true, NULL);

@@ -31,6 +31,7 @@
 #define SYNC_KEEP_MAX (8u << 20)        /* notifications kept during one scan, bytes */
 #define SYNC_CATCH_UP_READS 8           /* monitor catch-ups at most before a dump is judged */
 #define SYNC_CHURN_TRIES 3              /* dumps discarded in a row (loss, IPv6 churn) */
+#define SYNC_LEARN_RETRY_MS 1000        /* the first pause before a learn dump is taken again */
 
 struct sync_stats {
 	uint64_t dumps_started;

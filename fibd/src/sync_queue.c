@@ -74,13 +74,15 @@ pick_next(enum job *ret_job)
 
 	for (unsigned i = 0; i < table_count(); i++) {
 		struct rtable *t = table_at((uint16_t)i);
-		uint64_t order;
+		uint64_t order, not_before;
 		enum job rank = job_of(t, &order);
 		if (rank == JOB_NONE)
 			continue;
-		if (t->scan_not_before > now) {
-			if (t->scan_not_before - now < wait)
-				wait = t->scan_not_before - now;
+		not_before = rank == JOB_LEARN && t->learn_not_before > t->scan_not_before
+		    ? t->learn_not_before : t->scan_not_before;
+		if (not_before > now) {
+			if (not_before - now < wait)
+				wait = not_before - now;
 			continue;
 		}
 		if (!best || rank < best_rank || (rank == best_rank && order < best_order)) {
@@ -129,6 +131,7 @@ sync_start_next(void)
 	sy.dumping = true;
 	sy.overruns_at_start = mon_catch_up();
 	sy.changes_at_start = t->changes;
+	sy.writes_at_start = t->writes;
 	sy.learning = job == JOB_LEARN;
 	if (sy.learning) {
 		t->learn_queued = false;
@@ -215,7 +218,6 @@ sync_learn_table(struct rtable *t)
 	 * the adds already sent.
 	 */
 	learn_begin(t);
-	t->learn_tries = 0;
 	sync_queue_learn(t);
 	sync_start_next();
 }

@@ -101,11 +101,13 @@ struct rtable {
 	bool learn_queued;     /* a learn dump of it waits in sync's queue */
 	uint16_t learners;     /* feed sessions that learn its foreign routes */
 	uint64_t learn_order;
-	uint8_t learn_tries;   /* learn dumps in a row that may lack routes (lost, IPv6 churn) */
+	uint8_t learn_tries;   /* learn dumps in a row that may lack routes, or changes */
 	uint32_t scan_retry_ms;   /* the pause after its next discarded dump */
 	uint64_t scan_order;      /* when it was queued: the queue is FIFO within a kind */
 	uint64_t scan_not_before; /* uv_now() ms: its next dump waits out a backoff */
 	uint64_t changes;      /* route notifications by others seen for it (nl.c) */
+	uint64_t writes;       /* fibd's own adds and deletes the kernel acknowledged in it */
+	uint64_t learn_not_before; /* uv_now() ms: its next learn dump waits out a backoff */
 	bool decoupled;        /* fibd writes nothing to it: changes wait (held by nl) until couple */
 	bool diffing;          /* the rescan being applied reports its differences (watch.c) */
 	uint16_t diff_waiting; /* diffs waiting for its next rescan */

@@ -185,7 +185,7 @@ test_overflow_asks_for_another_dump(void **state)
 /*
  * A learn dump is a refresh: begin when it starts; end once it is whole, before
  * what was kept during it (changes after the dump's); no end for one that may
- * lack routes, or that was not complete.
+ * lack routes, that was not complete, or during which kept ones were lost.
  */
 static void
 test_refresh_marks(void **state)
@@ -220,6 +220,15 @@ test_refresh_marks(void **state)
 	assert_int_equal(fake_n_learned, 7);
 	assert_int_equal(fake_learned[6].refresh, 0);
 	assert_int_equal(fake_learned[6].prefix[0], 203);
+
+	/* Notifications lost to the keeping (over the bound): no end, dump again. */
+	learn_begin(t);
+	learn_dump_start(t);
+	for (unsigned i = 0; i < LEARN_BUFFER_MAX / 32; i++) /* each over 32 bytes */
+		learn_notify(t, route_msg(RTM_NEWROUTE, "192.0.2.0", 24, RTPROT_STATIC, RTN_UNICAST, i));
+	assert_true(learn_end(t, true, true));
+	assert_int_equal(fake_n_learned, 8);
+	assert_int_equal(fake_learned[7].refresh, PS_REFRESH_BEGIN);
 }
 
 int

@@ -802,8 +802,8 @@ test_shutdown_mid_dump(void **state)
 
 /*
  * What learn hands the learners, as one string: B and E for a refresh's begin
- * and end, + and - for a route added and deleted (its first address byte after
- * the family's: 2001:db8:N:: gives N).
+ * and end, + and - for a route added and deleted, with its N: 2001:db8:N::/48,
+ * 192.0.N.0/24.
  */
 static char learned[128];
 
@@ -812,9 +812,8 @@ learned_route(const struct ps_route *r)
 {
 	size_t n = strlen(learned);
 
-	if (n + 3 < sizeof(learned))
-		snprintf(learned + n, sizeof(learned) - n, "%c%u",
-		    r->learn_op == PS_LEARN_ADD ? '+' : '-', r->key.prefix.b[5]);
+	snprintf(learned + n, sizeof(learned) - n, "%c%u", r->learn_op == PS_LEARN_ADD ? '+' : '-',
+	    r->key.prefix.b[r->key.family == PS_FAM_V4 ? 2 : 5]);
 }
 
 static void
@@ -822,10 +821,8 @@ learned_mark(uint32_t table, uint8_t family, uint8_t phase)
 {
 	size_t n = strlen(learned);
 
-	assert_int_equal(table, 100);
-	assert_int_equal(family, PS_FAM_V6);
-	if (n + 1 < sizeof(learned))
-		snprintf(learned + n, sizeof(learned) - n, "%c", phase == PS_REFRESH_BEGIN ? 'B' : 'E');
+	assert_true(table_get(table, family, false)->learners);
+	snprintf(learned + n, sizeof(learned) - n, "%c", phase == PS_REFRESH_BEGIN ? 'B' : 'E');
 }
 
 static char *
@@ -847,21 +844,35 @@ blackhole(struct nlbuild *b, size_t at)
 	rtm->rtm_type = RTN_BLACKHOLE;
 }
 
-/* Learn dump request n of t, showing a foreign route 2001:db8:N::/48, meanwhile(t) during it. */
+/* A foreign blackhole route N of t's family (2001:db8:N::/48, 192.0.N.0/24) into b. */
+static void
+foreign_route(struct nlbuild *b, const struct rtable *t, unsigned route)
+{
+	size_t at = b->len;
+	char dst[32];
+
+	if (t->family == PS_FAM_V4)
+		snprintf(dst, sizeof(dst), "192.0.%u.0", route);
+	else
+		snprintf(dst, sizeof(dst), "2001:db8:%u::", route);
+	nlb_route(b, t->family == PS_FAM_V4 ? AF_INET : AF_INET6, dst,
+	    t->family == PS_FAM_V4 ? 24 : 48, t->id, RTPROT_STATIC, 0, 0);
+	blackhole(b, at);
+}
+
+/* Learn dump request n of t, showing foreign route N, meanwhile(t) during it. */
 static void
 answer_learn_dump(struct rtable *t, unsigned n, unsigned route, void (*meanwhile)(struct rtable *))
 {
 	struct nlbuild *b;
-	char dst[32];
 
 	want_requests = n;
 	assert_true(run_until(requests_reached));
+	assert_int_equal(kf_dump_requests, n);
 	assert_int_equal(kf_dump_last_table, t->id);
 	assert_int_equal(kf_dump_last_protocol, 0); /* every protocol */
 	b = next_datagram();
-	snprintf(dst, sizeof(dst), "2001:db8:%u::", route);
-	nlb_route(b, AF_INET6, dst, 48, t->id, RTPROT_STATIC, 0, 0);
-	blackhole(b, 0);
+	foreign_route(b, t, route);
 	if (meanwhile) {
 		deliver();
 		meanwhile(t);
@@ -873,7 +884,7 @@ answer_learn_dump(struct rtable *t, unsigned n, unsigned route, void (*meanwhile
 		uv_run(&loop, UV_RUN_NOWAIT); /* the replay */
 }
 
-/* Others add a blackhole 2001:db8:1::/48 to t (as the monitor hands it on). */
+/* Others add route 1 to t, and the monitor hands it on. */
 static void
 foreign_add(struct rtable *t)
 {
@@ -882,18 +893,25 @@ foreign_add(struct rtable *t)
 	struct kmsg_rt kr;
 
 	memset(&b, 0, sizeof(b));
-	nlb_route(&b, AF_INET6, "2001:db8:1::", 48, t->id, RTPROT_STATIC, 0, 0);
-	blackhole(&b, 0);
+	foreign_route(&b, t, 1);
 	nlh->nlmsg_flags = 0;
 	assert_int_equal(kmsg_rt_parse(nlh, &kr), 0);
 	sync_kernel_route(nlh, &kr);
 }
 
+/* The kernel drops notifications (t's change count stands still). */
 static void
-foreign_add_lost(struct rtable *t)
+lose_some(struct rtable *t)
 {
-	foreign_add(t);
+	(void)t;
 	mon_drops += 5;
+}
+
+/* fibd's own write in t is acknowledged (as nl_ack.c counts it). */
+static void
+own_write(struct rtable *t)
+{
+	t->writes++;
 }
 
 static bool
@@ -903,18 +921,38 @@ learn_idle(void)
 }
 
 /*
+ * t's learn dump just ended unsure (try n in a row): the next waits
+ * SYNC_LEARN_RETRY_MS, doubling; the test does not wait it out, it asks again.
+ */
+static void
+learn_backoff(struct rtable *t, unsigned n)
+{
+	uint64_t want = (uint64_t)SYNC_LEARN_RETRY_MS << (n - 1);
+
+	if (want > SYNC_RETRY_MAX_MS)
+		want = SYNC_RETRY_MAX_MS;
+	assert_true(t->learn_queued);
+	assert_true(t->learn_not_before > uv_now(&loop) + want - 100);
+	assert_true(t->learn_not_before <= uv_now(&loop) + want);
+	t->learn_not_before = 0;
+	sync_learn_table(t);
+}
+
+/*
  * A learn dump is a refresh: begin before its routes, end once the dump is
- * whole, before the notifications kept during it. An IPv6 one during which
- * others changed the table may lack routes still there: no end, its kept
- * notifications replayed, and another after a backoff; a quiet one ends it.
- * Notifications lost: every learned table is dumped again (soon), and a learn
- * dump during which some were lost is followed by another.
+ * whole, before the notifications kept during it. An IPv6 one during which the
+ * table changed (others, or fibd's own writes), or notifications were lost, may
+ * lack routes still there: no end, its kept notifications replayed, and another
+ * after a backoff that doubles, SYNC_CHURN_TRIES times in a row, then left
+ * open. Notifications lost: every learned table is dumped again (soon). An
+ * IPv4 one with notifications lost ends the refresh, and another follows.
  */
 static void
 test_learn_refresh(void **state)
 {
-	struct rtable *t = table_get(100, PS_FAM_V6, true);
+	struct rtable *t = table_get(100, PS_FAM_V6, true), *t4 = table_get(100, PS_FAM_V4, true);
 	struct learn_stats ls;
+	unsigned n = 0;
 	(void)state;
 
 	learn_init(12, &sync_env, &(const struct learn_hooks){ .route = learned_route,
@@ -922,46 +960,60 @@ test_learn_refresh(void **state)
 	learned[0] = 0;
 	t->learners = 1; /* as feed.c counts them */
 	sync_learn_table(t);
-	answer_learn_dump(t, 1, 7, NULL);
+	answer_learn_dump(t, ++n, 7, NULL);
 	assert_string_equal(learned_take(), "B+7E");
 
-	/* Under churn: no end; what changed is replayed; another dump follows, quiet. */
+	/* Changed by others: no end; what changed is replayed; another follows (1 s), quiet. */
 	sync_learn_table(t);
-	answer_learn_dump(t, 2, 7, foreign_add);
+	answer_learn_dump(t, ++n, 7, foreign_add);
 	assert_string_equal(learned_take(), "B+7+1");
-	answer_learn_dump(t, 3, 7, NULL);
+	answer_learn_dump(t, ++n, 7, NULL);
 	assert_string_equal(learned_take(), "B+7E");
 	cond_table = t;
 	assert_true(run_until(learn_idle));
 
 	/* Notifications lost while nothing runs: the table is learned again. */
 	sync_notifications_lost();
-	answer_learn_dump(t, 4, 7, NULL);
+	answer_learn_dump(t, ++n, 7, NULL);
 	assert_string_equal(learned_take(), "B+7E");
 
-	/* Lost during a learn dump (IPv6: it may lack routes): no end, and again. */
+	/* Lost during one, or fibd's own write acknowledged: no end, and again. */
 	sync_learn_table(t);
-	answer_learn_dump(t, 5, 7, foreign_add_lost);
-	assert_string_equal(learned_take(), "B+7+1");
-	answer_learn_dump(t, 6, 1, NULL);
-	assert_string_equal(learned_take(), "B+1E");
+	answer_learn_dump(t, ++n, 7, lose_some);
+	assert_string_equal(learned_take(), "B+7");
+	learn_backoff(t, 1);
+	answer_learn_dump(t, ++n, 7, own_write);
+	assert_string_equal(learned_take(), "B+7");
+	learn_backoff(t, 2);
+	answer_learn_dump(t, ++n, 2, NULL);
+	assert_string_equal(learned_take(), "B+2E");
 	learn_get_stats(&ls);
 	assert_int_equal(ls.refreshes, 4);
 
 	/* Churn in every dump: SYNC_CHURN_TRIES more, then the refresh is left open. */
 	sync_learn_table(t);
-	for (unsigned i = 0; i <= SYNC_CHURN_TRIES; i++) {
-		answer_learn_dump(t, 7 + i, 7, foreign_add);
+	for (unsigned i = 1; i <= SYNC_CHURN_TRIES + 1; i++) {
+		answer_learn_dump(t, ++n, 7, foreign_add);
 		assert_string_equal(learned_take(), "B+7+1");
+		if (i <= SYNC_CHURN_TRIES)
+			learn_backoff(t, i);
 	}
-	want_requests = 7 + SYNC_CHURN_TRIES;
+	want_requests = n;
 	assert_true(run_until(learn_idle));
-	uv_sleep(SYNC_RETRY_MAX_MS / 20);
-	uv_run(&loop, UV_RUN_NOWAIT);
-	assert_int_equal(kf_dump_requests, 7 + SYNC_CHURN_TRIES);
+	assert_int_equal(t->learn_tries, 0);
 
-	t->learners = 0;
+	/* IPv4, notifications lost: what it lacks was gone at its turn: it ends, and again. */
+	t4->learners = 1;
+	sync_learn_table(t4);
+	answer_learn_dump(t4, ++n, 7, lose_some);
+	assert_string_equal(learned_take(), "B+7E");
+	learn_backoff(t4, 1);
+	answer_learn_dump(t4, ++n, 7, NULL);
+	assert_string_equal(learned_take(), "B+7E");
+
+	t->learners = t4->learners = 0;
 	learn_forget(t);
+	learn_forget(t4);
 	learn_init(12, &sync_env, &(const struct learn_hooks){ 0 });
 }
 
