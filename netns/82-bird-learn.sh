@@ -14,7 +14,7 @@ set -u
 require_root
 require_fibd
 require_bird
-tap_plan 13
+tap_plan 14
 diag "$("$BIRD_DIR/bird" --version 2>&1)"
 
 ns_with_link A bl
@@ -108,11 +108,18 @@ want_after_loss() {
 	} | sort
 }
 want=$(want_after_loss | tr '\n' ' ')
+learn_field() { fibctl_in "$A" "$SOCK" -j status | python3 -c 'import json, sys
+s = json.load(sys.stdin); print(s["learn"]["refreshes"], s["netlink"]["monitor_overruns"])'; }
+read -r refreshes0 overruns0 < <(learn_field)
 kill -STOP "$FIBD_PID"
 k -batch "$W/many"
 kill -CONT "$FIBD_PID"
 check "notifications lost: BIRD learns the table again, and drops the route deleted meanwhile" \
 	wait_until 40 learned_is "$want"
+read -r refreshes1 overruns1 < <(learn_field)
+diag "refreshes ended $refreshes0 -> $refreshes1, monitor overruns $overruns0 -> $overruns1"
+check "the monitor overran, and fibd ended a refresh of the table after it" \
+	eval '[ "$overruns1" -gt "$overruns0" ] && [ "$refreshes1" -gt "$refreshes0" ]'
 # And the 3000 go again, fibd running (its monitor may overrun again).
 sed -n 's/^route add \(10\.90\.[^ ]*\) .*/route del \1 table 100/p' "$W/many" >"$W/del"
 k -batch "$W/del"

@@ -96,7 +96,8 @@ struct fibd_proto {
   u64 commit_ticket;			/* BIRD 3: the main loop's pass its first connect waits for */
   u64 generation;			/* of the open or last full feed */
   uint feeds_open;			/* channels whose initial feed has not ended */
-  u8 learn_refreshing;			/* BIT(family index): fibd's refresh of it is open */
+  u8 learn_refreshing;			/* 1 IPv4, 2 IPv6: fibd's refresh of it is open */
+  u8 learned_any;			/* 1 IPv4, 2 IPv6: LEARN adds came in this session */
   btime feed_started, feed_ended;
   u64 feed_routes;			/* sent in the last full feed */
 

@@ -514,7 +514,9 @@ fibd_channel_fed(struct channel *c)
  * route refresh of the family's channel, so that learned routes fibd did not
  * send again (their deletes were lost to fibd's monitor) go at the end. A
  * begin while one is open is a dump taken again: the refresh goes on. An end
- * without a begin (fibd began it before this session) ends nothing.
+ * without a begin (fibd began it before this session) ends nothing. Nor does
+ * a refresh before anything was learned in this session (the first learn dump
+ * after connecting): in BIRD 2 each end of one walks the whole table.
  */
 static void
 fibd_got_refresh(struct fibd_proto *p, const struct ps_refresh *x)
@@ -525,7 +527,7 @@ fibd_got_refresh(struct fibd_proto *p, const struct ps_refresh *x)
     return;
   if (x->phase == PS_REFRESH_BEGIN)
   {
-    if (p->learn_refreshing & bit)
+    if ((p->learn_refreshing & bit) || !(p->learned_any & bit))
       return;
     p->learn_refreshing |= bit;
     fibd_learn_refresh(p, x->family, 1);
@@ -644,7 +646,11 @@ fibd_rx_hook(sock *sk, uint size)
 	break;
       case PS_LEARN:
 	if (p->cf->learn && p->state == FIBD_S_UP)
+	{
+	  if (m->u.route.learn_op == PS_LEARN_ADD)
+	    p->learned_any |= (m->u.route.key.family == PS_FAM_V4) ? 1 : 2;
 	  fibd_learn(p, &m->u.route);
+	}
 	break;
       case PS_LEARN_REFRESH:
 	if (p->cf->learn && p->state == FIBD_S_UP)
@@ -718,7 +724,7 @@ fibd_disconnect(struct fibd_proto *p, const char *why)
   fibd_trim_later(p);			/* the backlog's chunks */
   p->st.disconnects++;
   fibd_unlearn_all(p);
-  p->learn_refreshing = 0;
+  p->learn_refreshing = p->learned_any = 0;
   if (p->p.proto_state == PS_UP)
     proto_notify_state(&p->p, PS_START);
   fibd_retry_later(p);
@@ -748,7 +754,7 @@ fibd_send_hello(struct fibd_proto *p)
     h->learn = 1;
     h->refresh = 1;
   }
-  p->learn_refreshing = 0;
+  p->learn_refreshing = p->learned_any = 0;
   h->has |= PS_HELLO_RESULTS;
   h->results = PS_RESULTS_FAILURES;
   p->enc.len = 0;
