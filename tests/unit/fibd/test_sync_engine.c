@@ -175,12 +175,12 @@ installed_route(struct rtable *t, const char *dst, unsigned plen)
 }
 
 /*
- * Dump request number n, of table t, comes; the fake kernel answers with
- * dst/plen of fibd's, then (between two datagrams) meanwhile(t) if given, then
+ * Dump request number n, of table t, comes; the fake kernel answers with the
+ * routes in first, then (between two datagrams) meanwhile(t) if given, then
  * NLMSG_DONE.
  */
 static void
-answer_dump(struct rtable *t, unsigned n, const char *dst, unsigned plen,
+answer_dump_with(struct rtable *t, unsigned n, const struct nlbuild *first,
     void (*meanwhile)(struct rtable *))
 {
 	struct nlbuild *b;
@@ -189,7 +189,8 @@ answer_dump(struct rtable *t, unsigned n, const char *dst, unsigned plen,
 	assert_true(run_until(requests_reached));
 	assert_int_equal(kf_dump_last_table, t->id);
 	b = next_datagram();
-	nlb_route(b, t->family == PS_FAM_V4 ? AF_INET : AF_INET6, dst, plen, t->id, 12, 0, 0);
+	memcpy(b->buf + b->len, first->buf, first->len);
+	b->len += first->len;
 	if (meanwhile) {
 		deliver();
 		meanwhile(t);
@@ -197,6 +198,17 @@ answer_dump(struct rtable *t, unsigned n, const char *dst, unsigned plen,
 	}
 	nlb_done(b, 0);
 	deliver();
+}
+
+/* The same, answered with dst/plen of fibd's. */
+static void
+answer_dump(struct rtable *t, unsigned n, const char *dst, unsigned plen,
+    void (*meanwhile)(struct rtable *))
+{
+	struct nlbuild first = { .len = 0 };
+
+	nlb_route(&first, t->family == PS_FAM_V4 ? AF_INET : AF_INET6, dst, plen, t->id, 12, 0, 0);
+	answer_dump_with(t, n, &first, meanwhile);
 }
 
 /* After a discarded dump: request number n comes, and a good dump of dst/plen is adopted. */
@@ -864,22 +876,12 @@ foreign_route(struct nlbuild *b, const struct rtable *t, unsigned route)
 static void
 answer_learn_dump(struct rtable *t, unsigned n, unsigned route, void (*meanwhile)(struct rtable *))
 {
-	struct nlbuild *b;
+	struct nlbuild first = { .len = 0 };
 
-	want_requests = n;
-	assert_true(run_until(requests_reached));
+	foreign_route(&first, t, route);
+	answer_dump_with(t, n, &first, meanwhile);
 	assert_int_equal(kf_dump_requests, n);
-	assert_int_equal(kf_dump_last_table, t->id);
 	assert_int_equal(kf_dump_last_protocol, 0); /* every protocol */
-	b = next_datagram();
-	foreign_route(b, t, route);
-	if (meanwhile) {
-		deliver();
-		meanwhile(t);
-		b = next_datagram();
-	}
-	nlb_done(b, 0);
-	deliver();
 	for (int i = 0; i < 20; i++)
 		uv_run(&loop, UV_RUN_NOWAIT); /* the replay */
 }
