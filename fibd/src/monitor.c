@@ -35,8 +35,9 @@ static struct {
 	struct mon_hooks hooks;
 	uint32_t ignore_port;
 	bool tables_named;   /* mon_set_tables was called: filter route messages by table */
-	unsigned n_tables;
-	uint32_t tables[MON_TABLES_MAX]; /* the tables named, under 256 */
+	unsigned n_small, n_big;
+	uint32_t small[MON_TABLES_MAX]; /* the tables named, under 256 (rtm_table) */
+	uint32_t big[MON_TABLES_MAX];   /* and over 255 (RTA_TABLE) */
 	uint64_t lost_reads; /* reads that found notifications lost */
 	bool behind;         /* the last read stopped at its budget, not at an empty socket */
 	bool losing;         /* a loss was said, its end (the socket read empty) not yet */
@@ -210,46 +211,92 @@ mon_behind(void)
  * own writes (the kernel sends each route notification in a datagram of its
  * own, stamped with the port of the socket whose request caused it), and,
  * once the sync engine has named them, route notifications of tables fibd has
- * nothing in: churn there neither costs a read nor overruns the socket.
- * Tables over 255 show as RT_TABLE_COMPAT in rtm_table and always pass; so
- * does everything when more tables are named than one program can jump over.
- * Classic BPF loads are big-endian; netlink headers are in host order.
+ * nothing in: churn there neither costs a read nor overruns the socket. A
+ * table over 255 shows as RT_TABLE_COMPAT in rtm_table, and by its id only in
+ * the RTA_TABLE attribute, which the kernel's attribute search (SKF_AD_NLATTR)
+ * finds; a message where it finds none passes. Everything passes when more
+ * tables are named than one program can jump over.
+ * Classic BPF loads are big-endian; netlink headers and attributes are in host
+ * order.
  */
-#define MON_FILTER_TABLES 250 /* jumps are 8 bits */
+#define MON_FILTER_TABLES 230 /* jumps are 8 bits */
 
-#define LD(size, off) ((struct sock_filter)BPF_STMT(BPF_LD | (size) | BPF_ABS, (off)))
-#define JEQ(k, jt, jf) \
-	((struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (k), (uint8_t)(jt), (uint8_t)(jf)))
-#define RET(v) ((struct sock_filter)BPF_STMT(BPF_RET | BPF_K, (v)))
+/* Jump targets while the program is built, patched into offsets at the end. */
+enum { TO_NEXT, TO_ROUTE, TO_BIG, TO_DROP, TO_ACCEPT, TO_LABELS };
+
+struct filter {
+	struct sock_filter code[16 + MON_FILTER_TABLES];
+	uint8_t jt[16 + MON_FILTER_TABLES], jf[16 + MON_FILTER_TABLES];
+	unsigned n, at[TO_LABELS];
+};
+
+static void
+op(struct filter *f, uint16_t code, uint32_t k)
+{
+	f->code[f->n] = (struct sock_filter)BPF_STMT(code, k);
+	f->jt[f->n] = f->jf[f->n] = TO_NEXT;
+	f->n++;
+}
+
+static void
+jeq(struct filter *f, uint32_t k, uint8_t jt, uint8_t jf)
+{
+	op(f, BPF_JMP | BPF_JEQ | BPF_K, k);
+	f->jt[f->n - 1] = jt;
+	f->jf[f->n - 1] = jf;
+}
+
+static void
+label(struct filter *f, unsigned to)
+{
+	f->at[to] = f->n;
+}
 
 static void
 set_filter(int fd)
 {
-	struct sock_filter code[9 + MON_FILTER_TABLES];
-	struct sock_fprog prog = { .filter = code };
-	bool by_table = mon.tables_named && mon.n_tables <= MON_FILTER_TABLES;
-	unsigned n = 0, tables = by_table ? mon.n_tables : 0;
+	bool by_table = mon.tables_named && mon.n_small + mon.n_big <= MON_FILTER_TABLES;
+	struct filter f = { .n = 0 };
+	struct sock_fprog prog = { .filter = f.code };
 
 	if (mon.ignore_port) {
-		/* fibd's own: to the drop at the end (past the table checks, if any). */
-		code[n++] = LD(BPF_W, offsetof(struct nlmsghdr, nlmsg_pid));
-		code[n++] = by_table ? JEQ(htonl(mon.ignore_port), 5 + tables, 0) :
-		    JEQ(htonl(mon.ignore_port), 0, 1);
+		op(&f, BPF_LD | BPF_W | BPF_ABS, offsetof(struct nlmsghdr, nlmsg_pid));
+		jeq(&f, htonl(mon.ignore_port), TO_DROP, by_table ? TO_NEXT : TO_ACCEPT);
 	}
 	if (by_table) {
 		/* Not a route message: accept. A route message: its table, one of ours? */
-		code[n++] = LD(BPF_H, offsetof(struct nlmsghdr, nlmsg_type));
-		code[n++] = JEQ(htons(RTM_NEWROUTE), 1, 0);
-		code[n++] = JEQ(htons(RTM_DELROUTE), 0, tables + 3);
-		code[n++] = LD(BPF_B, sizeof(struct nlmsghdr) + offsetof(struct rtmsg, rtm_table));
-		code[n++] = JEQ(RT_TABLE_COMPAT, tables + 1, 0);
-		for (unsigned i = 0; i < tables; i++)
-			code[n++] = JEQ(mon.tables[i], tables - i, 0);
+		op(&f, BPF_LD | BPF_H | BPF_ABS, offsetof(struct nlmsghdr, nlmsg_type));
+		jeq(&f, htons(RTM_NEWROUTE), TO_ROUTE, TO_NEXT);
+		jeq(&f, htons(RTM_DELROUTE), TO_ROUTE, TO_ACCEPT);
+		label(&f, TO_ROUTE);
+		op(&f, BPF_LD | BPF_B | BPF_ABS, NLMSG_HDRLEN + offsetof(struct rtmsg, rtm_table));
+		jeq(&f, RT_TABLE_COMPAT, TO_BIG, TO_NEXT);
+		for (unsigned i = 0; i < mon.n_small; i++)
+			jeq(&f, mon.small[i], TO_ACCEPT, TO_NEXT);
+		op(&f, BPF_RET | BPF_K, 0); /* none of ours */
+		/* Over 255: A = the offset of RTA_TABLE, searched from the first attribute. */
+		label(&f, TO_BIG);
+		op(&f, BPF_LD | BPF_IMM, NLMSG_HDRLEN + NLMSG_ALIGN(sizeof(struct rtmsg)));
+		op(&f, BPF_LDX | BPF_IMM, RTA_TABLE);
+		op(&f, BPF_LD | BPF_W | BPF_ABS, (uint32_t)(SKF_AD_OFF + SKF_AD_NLATTR));
+		jeq(&f, 0, TO_ACCEPT, TO_NEXT);
+		op(&f, BPF_MISC | BPF_TAX, 0);
+		op(&f, BPF_LD | BPF_W | BPF_IND, NLA_HDRLEN);
+		for (unsigned i = 0; i < mon.n_big; i++)
+			jeq(&f, htonl(mon.big[i]), TO_ACCEPT, TO_NEXT);
 	}
-	if (n)
-		code[n++] = RET(0); /* drop */
-	code[n++] = RET(0xffffffff); /* accept */
-	prog.len = (unsigned short)n;
+	label(&f, TO_DROP);
+	if (f.n)
+		op(&f, BPF_RET | BPF_K, 0);
+	label(&f, TO_ACCEPT);
+	op(&f, BPF_RET | BPF_K, 0xffffffff);
+	for (unsigned i = 0; i < f.n; i++) {
+		if (BPF_CLASS(f.code[i].code) != BPF_JMP)
+			continue;
+		f.code[i].jt = f.jt[i] == TO_NEXT ? 0 : (uint8_t)(f.at[f.jt[i]] - i - 1);
+		f.code[i].jf = f.jf[i] == TO_NEXT ? 0 : (uint8_t)(f.at[f.jf[i]] - i - 1);
+	}
+	prog.len = (unsigned short)f.n;
 	if (setsockopt(fd, SOL_SOCKET, SO_ATTACH_FILTER, &prog, sizeof(prog)) < 0)
 		log_warn("monitor: cannot filter notifications in the kernel (%s); "
 			 "they are read and ignored", strerror(errno));
@@ -261,22 +308,29 @@ mon_filter_to(int fd)
 	set_filter(fd);
 }
 
+/* id into set (of *n), once. */
+static void
+add_table(uint32_t *set, unsigned *n, uint32_t id)
+{
+	unsigned j = 0;
+
+	while (j < *n && set[j] != id)
+		j++;
+	if (j == *n && *n < MON_TABLES_MAX)
+		set[(*n)++] = id;
+}
+
 void
 mon_set_tables(const uint32_t *ids, unsigned n)
 {
-	unsigned k = 0;
-
-	/* Distinct ids under 256 (an IPv4 and an IPv6 table may share one). */
+	/* Distinct ids (an IPv4 and an IPv6 table may share one). */
+	mon.n_small = mon.n_big = 0;
 	for (unsigned i = 0; i < n; i++) {
-		unsigned j = 0;
 		if (ids[i] > 255)
-			continue; /* shows as RT_TABLE_COMPAT, which always passes */
-		while (j < k && mon.tables[j] != ids[i])
-			j++;
-		if (j == k && k < MON_TABLES_MAX)
-			mon.tables[k++] = ids[i];
+			add_table(mon.big, &mon.n_big, ids[i]);
+		else
+			add_table(mon.small, &mon.n_small, ids[i]);
 	}
-	mon.n_tables = k;
 	mon.tables_named = true;
 	if (mon.open)
 		set_filter(mnl_socket_get_fd(mon.sock));
@@ -307,7 +361,7 @@ mon_init(uv_loop_t *loop, const struct mon_hooks *hooks, uint32_t rcvbuf, uint32
 	mon.lost_reads = 0;
 	mon.behind = mon.losing = false;
 	mon.tables_named = false;
-	mon.n_tables = 0;
+	mon.n_small = mon.n_big = 0;
 	mon.hooks = *hooks;
 	mon.ignore_port = ignore_port;
 	if (!(mon.sock = mnl_socket_open2(NETLINK_ROUTE, SOCK_NONBLOCK | SOCK_CLOEXEC)))

@@ -732,29 +732,40 @@ test_monitor_loss_said_twice(void **state)
 
 /*
  * Does the monitor's socket filter, attached to one end of a datagram
- * socketpair, let a message of this type, table and port through?
+ * socketpair, let a message of this type, table and port through? A table
+ * over 255 is named as the kernel names it: RT_TABLE_COMPAT in rtm_table, the
+ * id in an RTA_TABLE attribute (after another one). RT_TABLE_COMPAT itself
+ * comes without the attribute.
  */
 static bool
-filter_passes(int sv[2], uint16_t type, uint8_t table, uint32_t port)
+filter_passes(int sv[2], uint16_t type, uint32_t table, uint32_t port)
 {
 	struct {
 		struct nlmsghdr h;
 		struct rtmsg rt;
-	} m = { .h = { .nlmsg_len = sizeof(m), .nlmsg_type = type, .nlmsg_pid = port },
-		.rt = { .rtm_family = AF_INET, .rtm_table = table } };
+		struct nlattr prio;
+		uint32_t metric;
+		struct nlattr tab;
+		uint32_t id;
+	} m = { .h = { .nlmsg_type = type, .nlmsg_pid = port },
+		.rt = { .rtm_family = AF_INET, .rtm_table = table > 255 ? RT_TABLE_COMPAT : (uint8_t)table },
+		.prio = { .nla_len = NLA_HDRLEN + 4, .nla_type = RTA_PRIORITY }, .metric = 20,
+		.tab = { .nla_len = NLA_HDRLEN + 4, .nla_type = RTA_TABLE }, .id = table };
 	char buf[64];
 
+	m.h.nlmsg_len = table > 255 ? sizeof(m) : offsetof(typeof(m), prio);
 	mon_filter_to(sv[1]);
-	if (send(sv[0], &m, sizeof(m), 0) < 0)
+	if (send(sv[0], &m, m.h.nlmsg_len, 0) < 0)
 		return false; /* a unix socket refuses what the receiver's filter drops */
-	return recv(sv[1], buf, sizeof(buf), MSG_DONTWAIT) == (ssize_t)sizeof(m);
+	return recv(sv[1], buf, sizeof(buf), MSG_DONTWAIT) == (ssize_t)m.h.nlmsg_len;
 }
 
 /*
  * The monitor's socket filter, as the kernel runs it: off go fibd's own
- * echoes and route messages of tables not named; link and address messages
- * and tables over 255 (RT_TABLE_COMPAT in rtm_table) pass. Before any table
- * is named, and with more than it can check, every table passes.
+ * echoes and route messages of tables not named, over 255 too (found by their
+ * RTA_TABLE attribute); link and address messages, and a route message with
+ * RT_TABLE_COMPAT and no attribute, pass. Before any table is named, and with
+ * more than it can check, every table passes.
  */
 static void
 test_monitor_filter(void **state)
@@ -775,14 +786,21 @@ test_monitor_filter(void **state)
 	assert_false(filter_passes(sv, RTM_NEWROUTE, 200, 1));
 	assert_false(filter_passes(sv, RTM_DELROUTE, 255, 1));
 	assert_true(filter_passes(sv, RTM_NEWROUTE, RT_TABLE_COMPAT, 1));
+	assert_true(filter_passes(sv, RTM_NEWROUTE, 300, 1));
+	assert_true(filter_passes(sv, RTM_DELROUTE, 300, 1));
+	assert_false(filter_passes(sv, RTM_NEWROUTE, 301, 1));
+	assert_false(filter_passes(sv, RTM_NEWROUTE, 300 + (1u << 24), 1));
+	assert_false(filter_passes(sv, RTM_NEWROUTE, 300, 4242));
 	assert_false(filter_passes(sv, RTM_NEWROUTE, 100, 4242));
 	assert_true(filter_passes(sv, RTM_NEWLINK, 200, 1));
 	assert_true(filter_passes(sv, RTM_NEWADDR, 0, 1));
 	for (unsigned i = 0; i < 260; i++)
 		many[i] = i < 200 ? i + 1 : 1000 + i;
-	mon_set_tables(many, 200);
+	mon_set_tables(many, 220);
 	assert_true(filter_passes(sv, RTM_NEWROUTE, 200, 1));
 	assert_false(filter_passes(sv, RTM_NEWROUTE, 201, 1));
+	assert_true(filter_passes(sv, RTM_NEWROUTE, 1219, 1));
+	assert_false(filter_passes(sv, RTM_NEWROUTE, 1220, 1));
 	for (unsigned i = 0; i < 260; i++)
 		many[i] = i;
 	mon_set_tables(many, 260);
