@@ -11,8 +11,8 @@
  * LEARN_REFRESH begin before its routes, end once it is whole, so the learner
  * drops what it learned and was not sent again: deletes the monitor lost (an
  * overrun makes sync dump every learned table again). A dump that may lack
- * routes still there (IPv6 under churn, docs/design.md) sends no end: the
- * refresh stays open until a dump that is whole.
+ * routes still there (the table moved under it, docs/design.md) sends no
+ * end: the refresh stays open until a dump that is whole.
  *
  * Learnable, as BIRD's kernel protocol learns: unicast, blackhole, unreachable
  * and prohibit routes of any protocol but fibd's own and the kernel's (proto

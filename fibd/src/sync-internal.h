@@ -27,8 +27,7 @@ struct sync_state {
 	bool dumping;       /* its dump has not ended yet */
 	bool learning;      /* the job is a learn dump (every protocol, for learn.c) */
 	bool learn_replaying; /* its dump is done; learn.c replays what it kept (sync_on_apply) */
-	bool learn_whole;   /* its dump lacks nothing still there: the refresh ends */
-	bool learn_again;   /* it may lack routes, or changes: another follows the replay */
+	bool learn_whole;   /* nothing moved under its dump: the refresh ends (else: again) */
 	bool relearn;       /* notifications were lost: learn every learned table again (soon) */
 	uint64_t changes_at_start, overruns_at_start, writes_at_start;
 	bool use_unsure;    /* the dump to use is an unsure one (sync_dump_end) */

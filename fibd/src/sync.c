@@ -392,7 +392,7 @@ sync_on_apply(uv_idle_t *h)
 			sy.learn_replaying = false;
 			if (again)
 				sync_queue_learn(t);
-			else if (sy.learn_again)
+			else if (!sy.learn_whole)
 				learn_again(t);
 			else
 				t->learn_tries = 0;
@@ -464,8 +464,7 @@ sync_on_apply(uv_idle_t *h)
 }
 
 /*
- * A learn dump that may lack routes, or changes (sync_dump_end), is taken
- * again after SYNC_LEARN_RETRY_MS, doubling, SYNC_CHURN_TRIES times in a row;
+ * A learn dump that may lack routes (sync_dump_end) is taken again after SYNC_LEARN_RETRY_MS, doubling, SYNC_CHURN_TRIES times in a row;
  * then the refresh stays open (what the learners hold stays) until the next
  * loss or learner asks for one. The count goes on across those (a loss under
  * sustained churn does not start it over): a whole dump or giving up resets it.
@@ -521,7 +520,7 @@ sync_job_end(bool ok, const char *why)
 	}
 	if (learning && ok) {
 		log_info("sync: table %u %s: learn dump done%s", t->id, family_name(t->family),
-		    sy.learn_again ? "; it may lack changes, another follows" : "");
+		    sy.learn_whole ? "" : "; the table moved under it, another follows");
 		if (learn_end(t, true, sy.learn_whole)) {
 			sync_queue_learn(t); /* notifications were lost during it: again */
 			job_done();
@@ -651,16 +650,17 @@ sync_dump_end(int result, void *ctx)
 	    (lost || mon_behind() || t->changes != sy.changes_at_start);
 	if (sy.learning) {
 		/*
-		 * What changed meanwhile is replayed (learn.c). A learn dump that
-		 * may lack routes still there (changed: fibd's own writes move the
-		 * IPv6 walker as others' do, and one not acknowledged yet may have
-		 * been applied) ends no refresh; one during which notifications
-		 * were lost is followed by another.
+		 * What changed meanwhile is replayed (learn.c), and what the dump
+		 * shows is true; but its end makes learners drop what it lacks, so
+		 * it ends a refresh only if nothing moved under it, in either
+		 * family: no notification lost or left unread, no change by others,
+		 * none by fibd (they move the IPv6 walker as others' do; a write not
+		 * acknowledged yet may have been applied; and an IPv4 dump resumes
+		 * within a prefix's routes by count, so a change to one of its
+		 * metrics can hide another). Otherwise another follows.
 		 */
-		changed = changed || (t->family == PS_FAM_V6 &&
-		    (t->writes != sy.writes_at_start || nl_pending() > nl_held()));
-		sy.learn_whole = !changed;
-		sy.learn_again = lost || changed;
+		sy.learn_whole = !lost && !mon_behind() && t->changes == sy.changes_at_start &&
+		    t->writes == sy.writes_at_start && nl_pending() == nl_held();
 		sync_job_end(true, NULL);
 		return;
 	}
