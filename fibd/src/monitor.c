@@ -36,8 +36,8 @@ static struct {
 	uint32_t ignore_port;
 	bool tables_named;   /* mon_set_tables was called: filter route messages by table */
 	unsigned n_small, n_big;
-	uint32_t small[MON_TABLES_MAX]; /* the tables named, under 256 (rtm_table) */
-	uint32_t big[MON_TABLES_MAX];   /* and over 255 (RTA_TABLE) */
+	uint32_t small[MON_TABLES_MAX]; /* the tables named, under 256 but 252 (rtm_table) */
+	uint32_t big[MON_TABLES_MAX];   /* over 255, and 252 (RTA_TABLE) */
 	uint64_t lost_reads; /* reads that found notifications lost */
 	bool behind;         /* the last read stopped at its budget, not at an empty socket */
 	bool losing;         /* a loss was said, its end (the socket read empty) not yet */
@@ -212,14 +212,16 @@ mon_behind(void)
  * own, stamped with the port of the socket whose request caused it), and,
  * once the sync engine has named them, route notifications of tables fibd has
  * nothing in: churn there neither costs a read nor overruns the socket. A
- * table over 255 shows as RT_TABLE_COMPAT in rtm_table, and by its id only in
- * the RTA_TABLE attribute, which the kernel's attribute search (SKF_AD_NLATTR)
- * finds; a message where it finds none passes. Everything passes when more
+ * table over 255 shows as RT_TABLE_COMPAT (252) in rtm_table, as table 252
+ * does, and by its id only in the RTA_TABLE attribute (which the kernel puts
+ * in every route message), found with the kernel's attribute search
+ * (SKF_AD_NLATTR); a message where it finds none passes. Everything passes when more
  * tables are named than one program can jump over.
  * Classic BPF loads are big-endian; netlink headers and attributes are in host
  * order.
  */
-#define MON_FILTER_TABLES 230 /* jumps are 8 bits */
+#define MON_FILTER_TABLES 230 /* jumps are 8 bits: the longest is 12 + tables */
+_Static_assert(12 + MON_FILTER_TABLES <= 255, "a filter jump over every table fits in 8 bits");
 
 /* Jump targets while the program is built, patched into offsets at the end. */
 enum { TO_NEXT, TO_ROUTE, TO_BIG, TO_DROP, TO_ACCEPT, TO_LABELS };
@@ -274,7 +276,7 @@ set_filter(int fd)
 		for (unsigned i = 0; i < mon.n_small; i++)
 			jeq(&f, mon.small[i], TO_ACCEPT, TO_NEXT);
 		op(&f, BPF_RET | BPF_K, 0); /* none of ours */
-		/* Over 255: A = the offset of RTA_TABLE, searched from the first attribute. */
+		/* Over 255, or 252: A = the offset of RTA_TABLE, searched from the first attribute. */
 		label(&f, TO_BIG);
 		op(&f, BPF_LD | BPF_IMM, NLMSG_HDRLEN + NLMSG_ALIGN(sizeof(struct rtmsg)));
 		op(&f, BPF_LDX | BPF_IMM, RTA_TABLE);
@@ -326,7 +328,7 @@ mon_set_tables(const uint32_t *ids, unsigned n)
 	/* Distinct ids (an IPv4 and an IPv6 table may share one). */
 	mon.n_small = mon.n_big = 0;
 	for (unsigned i = 0; i < n; i++) {
-		if (ids[i] > 255)
+		if (ids[i] > 255 || ids[i] == RT_TABLE_COMPAT)
 			add_table(mon.big, &mon.n_big, ids[i]);
 		else
 			add_table(mon.small, &mon.n_small, ids[i]);

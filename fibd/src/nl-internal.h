@@ -101,6 +101,7 @@ void nl_kick(void);
 void nl_set_state(struct route *r, uint8_t flag, bool on);
 void nl_set_have(struct route *r, struct rattr *a);
 void nl_pending_update(struct route *r, uint8_t before);
+void nl_set_inflight(struct route *r, bool on);
 struct route *nl_dequeue(void);
 void nl_requeue_head(struct route *r);
 void nl_hold(struct route *r);

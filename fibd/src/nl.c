@@ -145,6 +145,19 @@ nl_pending_update(struct route *r, uint8_t before)
 		table_at(r->rt)->n_pending += is ? 1 : (uint64_t)-1;
 }
 
+/* r is sent (on), or the kernel answered for it: counted in its table's in flight too. */
+void
+nl_set_inflight(struct route *r, bool on)
+{
+	uint8_t before = r->flags;
+
+	if (on == !!(before & R_INFLIGHT))
+		return;
+	r->flags = on ? (uint8_t)(before | R_INFLIGHT) : (uint8_t)(before & ~R_INFLIGHT);
+	table_at(r->rt)->n_inflight += on ? 1 : (uint64_t)-1;
+	nl_pending_update(r, before);
+}
+
 /* ---- queue ---- */
 
 void

@@ -88,8 +88,7 @@ nl_complete(struct inflight f, int err, const char *text)
 		return;
 	}
 	r = f.r;
-	r->flags &= (uint8_t)~R_INFLIGHT;
-	nl_pending_update(r, (uint8_t)(r->flags | R_INFLIGHT));
+	nl_set_inflight(r, false);
 	if (f.echo)
 		devices_answered(f.sent, f.seq, err);
 	if (err && f.sent && f.sent->nh_state == RATTR_NH_FAILED && f.sent->nh_err) {
@@ -302,8 +301,7 @@ lose_oldest(uint32_t n)
 			nl_release_resolving(f->sent);
 		}
 		if (f->r) {
-			f->r->flags &= (uint8_t)~R_INFLIGHT;
-			nl_pending_update(f->r, (uint8_t)(f->r->flags | R_INFLIGHT));
+			nl_set_inflight(f->r, false);
 			nl_enqueue(f->r);
 		} else if (f->sent && f->op == OP_NH_ADD) {
 			f->sent->nh_state = RATTR_NH_FAILED; /* made again with fresh ids */

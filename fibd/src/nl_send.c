@@ -551,8 +551,7 @@ nl_on_kick(uv_idle_t *h)
 				nl_finish(r, ENODEV, nl_text(r->errtext));
 				continue;
 			}
-			r->flags |= R_INFLIGHT;
-			nl_pending_update(r, (uint8_t)(r->flags & ~R_INFLIGHT));
+			nl_set_inflight(r, true);
 			msgs++;
 			if (op == OP_DEL)
 				nl.st.deletes++;

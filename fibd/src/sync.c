@@ -464,9 +464,10 @@ sync_on_apply(uv_idle_t *h)
 }
 
 /*
- * A learn dump that may lack routes (sync_dump_end) is taken again after SYNC_LEARN_RETRY_MS, doubling, SYNC_CHURN_TRIES times in a row;
- * then the refresh stays open (what the learners hold stays) until the next
- * loss or learner asks for one. The count goes on across those (a loss under
+ * A learn dump that may lack routes (sync_dump_end) is taken again after
+ * SYNC_LEARN_RETRY_MS, doubling, SYNC_CHURN_TRIES times in a row; then the
+ * refresh stays open (what the learners hold stays) until the next loss or
+ * learner asks for one. The count goes on across those (a loss under
  * sustained churn does not start it over): a whole dump or giving up resets it.
  */
 static void
@@ -482,7 +483,9 @@ learn_again(struct rtable *t)
 		return;
 	}
 	delay = (uint64_t)SYNC_LEARN_RETRY_MS << (t->learn_tries - 1);
-	t->learn_not_before = uv_now(sy.loop) + (delay < SYNC_RETRY_MAX_MS ? delay : SYNC_RETRY_MAX_MS);
+	if (delay > SYNC_RETRY_MAX_MS)
+		delay = SYNC_RETRY_MAX_MS;
+	t->learn_not_before = uv_now(sy.loop) + delay;
 	learn_begin(t);
 	sync_queue_learn(t);
 }
@@ -520,7 +523,7 @@ sync_job_end(bool ok, const char *why)
 	}
 	if (learning && ok) {
 		log_info("sync: table %u %s: learn dump done%s", t->id, family_name(t->family),
-		    sy.learn_whole ? "" : "; the table moved under it, another follows");
+		    sy.learn_whole ? "" : "; the table moved under it: no refresh end");
 		if (learn_end(t, true, sy.learn_whole)) {
 			sync_queue_learn(t); /* notifications were lost during it: again */
 			job_done();
@@ -654,13 +657,13 @@ sync_dump_end(int result, void *ctx)
 		 * shows is true; but its end makes learners drop what it lacks, so
 		 * it ends a refresh only if nothing moved under it, in either
 		 * family: no notification lost or left unread, no change by others,
-		 * none by fibd (they move the IPv6 walker as others' do; a write not
-		 * acknowledged yet may have been applied; and an IPv4 dump resumes
+		 * none by fibd in the table (they move the IPv6 walker as others'
+		 * do; one in flight may have been applied; and an IPv4 dump resumes
 		 * within a prefix's routes by count, so a change to one of its
 		 * metrics can hide another). Otherwise another follows.
 		 */
 		sy.learn_whole = !lost && !mon_behind() && t->changes == sy.changes_at_start &&
-		    t->writes == sy.writes_at_start && nl_pending() == nl_held();
+		    t->writes == sy.writes_at_start && !t->n_inflight;
 		sync_job_end(true, NULL);
 		return;
 	}

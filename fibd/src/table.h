@@ -123,6 +123,7 @@ struct rtable {
 	uint64_t n_routes;    /* route entries */
 	uint64_t n_desired;   /* want != 0 */
 	uint64_t n_pending;   /* queued or in flight to the kernel */
+	uint64_t n_inflight;  /* in flight: sent, the kernel's answer not read yet */
 	uint64_t n_installed; /* have != 0 */
 	uint64_t n_failed;
 	uint64_t n_waiting;

@@ -64,12 +64,6 @@ nl_pending(void)
 	return queued;
 }
 
-uint64_t
-nl_held(void)
-{
-	return 0;
-}
-
 void
 nl_get_stats(struct nl_stats *ret)
 {
