@@ -173,7 +173,7 @@ const char *fibd_fill_route(struct fibd_proto *p, const net_addr *n, const rte *
 u32 fibd_krt_metric(const rte *e);
 void fibd_learn(struct fibd_proto *p, const struct ps_route *r);
 void fibd_unlearn_all(struct fibd_proto *p);
-void fibd_learn_refresh(struct fibd_proto *p, uint family, int begin);
+void fibd_channel_refresh(struct channel *c, int begin);
 void fibd_refeed(struct fibd_proto *p);
 void fibd_format_time(struct fibd_proto *p, btime t, byte *buf, uint size);
 void fibd_channel_resume(struct channel *c);

@@ -516,27 +516,28 @@ fibd_channel_fed(struct channel *c)
  * begin while one is open is a dump taken again: the refresh goes on. An end
  * without a begin (fibd began it before this session) ends nothing. Nor does
  * a refresh before anything was learned in this session (the first learn dump
- * after connecting): in BIRD 2 each end of one walks the whole table.
+ * after connecting): in BIRD 2 its begin and its end each walk the whole table.
  */
 static void
 fibd_got_refresh(struct fibd_proto *p, const struct ps_refresh *x)
 {
   u8 bit = (x->family == PS_FAM_V4) ? 1 : 2;
+  struct channel *c = (x->family == PS_FAM_V4) ? p->ip4 : p->ip6;
 
-  if (x->table != p->cf->table)
+  if (x->table != p->cf->table || !c || c->channel_state != CS_UP)
     return;
   if (x->phase == PS_REFRESH_BEGIN)
   {
     if ((p->learn_refreshing & bit) || !(p->learned_any & bit))
       return;
     p->learn_refreshing |= bit;
-    fibd_learn_refresh(p, x->family, 1);
+    fibd_channel_refresh(c, 1);
   }
   else if (p->learn_refreshing & bit)
   {
     p->learn_refreshing &= ~bit;
     p->st.learn_refreshes++;
-    fibd_learn_refresh(p, x->family, 0);
+    fibd_channel_refresh(c, 0);
   }
 }
 

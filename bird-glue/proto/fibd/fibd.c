@@ -243,14 +243,10 @@ fibd_unlearn_all(struct fibd_proto *p)
   }
 }
 
-/* fibd's learn dump of a family begins (begin) or ends: a route refresh of its channel. */
+/* A route refresh of a channel that is up begins (begin) or ends. */
 void
-fibd_learn_refresh(struct fibd_proto *p, uint family, int begin)
+fibd_channel_refresh(struct channel *c, int begin)
 {
-  struct channel *c = (family == PS_FAM_V4) ? p->ip4 : p->ip6;
-
-  if (!c || c->channel_state != CS_UP)
-    return;
   if (begin)
     rt_refresh_begin(c->table, c);
   else
