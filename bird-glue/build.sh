@@ -8,12 +8,11 @@
 # BIRD itself that we carry until upstream has them (bird-VERSION-*.patch, each
 # saying why) are applied after it. Nothing is installed; a system BIRD is left
 # alone. A second run rebuilds only what changed.
-#   bird-glue/build.sh [--bird 2.0.12|2.19|3] [--src TARBALL|DIR] [--check|--tests] [--no-fixes] [OUTDIR]
+#   bird-glue/build.sh [--bird 2.0.12|2.19|3] [--src TARBALL|DIR] [--check] [--no-fixes] [OUTDIR]
 #   --bird      the BIRD to build: 2.0.12 (default), 2.19 or 3
 #   --src       upstream's source for 2.19 or 3 (default: ../shared/bird/bird-VERSION.tar.gz
 #               beside this repository, if there)
 #   --check     also run BIRD's own unit tests (make check) on the patched tree
-#   --tests     also build them, without running them (a later --check only runs them)
 #   --no-fixes  leave out the carried fixes of BIRD (bird-VERSION-*.patch): upstream's
 #               BIRD with only the protocol added
 #   OUTDIR      default build/bird for 2.0.12, build/bird-VERSION otherwise
@@ -22,7 +21,6 @@ set -euo pipefail
 REPO=$(cd "$(dirname "$0")/.." && pwd)
 GLUE=$REPO/bird-glue
 CHECK=no
-TESTS=no
 FIXES=yes
 BIRD=2.0.12
 SRC=
@@ -33,7 +31,6 @@ usage() {
 while [ $# -gt 0 ]; do
 	case $1 in
 	--check) CHECK=yes; shift ;;
-	--tests) TESTS=yes; shift ;;
 	--no-fixes) FIXES=no; shift ;;
 	--bird) [ $# -ge 2 ] || usage; BIRD=$2; shift 2 ;;
 	--src) [ $# -ge 2 ] || usage; SRC=$2; shift 2 ;;
@@ -184,7 +181,5 @@ for b in bird birdc birdcl; do
 done
 if [ "$CHECK" = yes ]; then
 	make -j"$(nproc)" check
-elif [ "$TESTS" = yes ]; then
-	make -j"$(nproc)" tests >/dev/null
 fi
 echo "build.sh: $("$OUT/bird" --version 2>&1) with the fibd protocol${patches[1]:+ and $(( ${#patches[@]} - 1 )) carried fix(es)} in $OUT"

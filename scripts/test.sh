@@ -110,23 +110,23 @@ bird_result() {
 	fi
 	tail -n 1 "$log"
 }
-# bird_build_bg LOG BUILD-ARGS...: bird_check's build, and its unit tests'
-# (build.sh --tests), without running them, at nice 19, in the background; its
-# exit status goes to LOG.rc, for bird_check_end.
+# bird_build_bg LOG BUILD-ARGS...: bird_check's build without its make check,
+# at nice 19, in the background; its exit status goes to LOG.rc, for
+# bird_check_end.
 bird_bg=()
 bird_build_bg() {
 	local log=$1
 	shift
 	(
 		rc=0
-		nice -n 19 bird-glue/build.sh --tests "$@" >"$log" 2>&1 || rc=$?
+		nice -n 19 bird-glue/build.sh "$@" >"$log" 2>&1 || rc=$?
 		echo "$rc" >"$log.rc"
 	) &
 	bird_bg+=($!)
 }
 # bird_check_end NAME LOG BUILD-ARGS...: once bird_build_bg's build is waited
-# for, its make check in the foreground (build.sh again: the tree and its tests
-# are built, so they only run), or the failed build's result.
+# for, its make check in the foreground (build.sh again: the tree is built, so
+# only the tests are), or the failed build's result.
 bird_check_end() {
 	local name=$1 log=$2 rc
 	shift 2
@@ -153,10 +153,12 @@ bird_check bird-make-check build/bird-check.log build/bird
 # 55 s in all (27 min 28 s), in one fresh-clone run each. But in the next run
 # BIRD 2.19.2's own filter_test (t_reconfig) hit its 60 s timeout: at nice 19
 # beside two scenarios at a time, BIRD's timed unit tests starve. So only the
-# builds run in the background, BIRD's unit tests built with them (linked with
-# LTO, they took most of the make check's time: 6 min 03 s for the two in a
-# run of 0f3cb0d, 29 min 16 s in all); their make check runs after the suites,
-# alone.
+# builds run in the background; their make check runs after the suites, alone.
+# Building BIRD's unit tests in the background too (LTO-linked, they are most
+# of the make check's 5 to 6 min) made it worse: the 3.3.2 build ran to the end
+# of the sanitizer stage and slowed both stages, 28 min 08 s in all on an idle
+# machine (220358a) against 23 to 25 min. What the make check saves now is only
+# the relink of bird (build.sh relinks when proto-shim's library is newer).
 phase "BIRD 2.19.2 and 3.3.2 (upstream's source beside the repository), built in the background"
 bird_build_bg build/bird-2.19-check.log --bird 2.19 build/bird-2.19.2
 bird_build_bg build/bird-3-check.log --bird 3 build/bird-3.3.2
