@@ -8,13 +8,15 @@
 # BIRD itself that we carry until upstream has them (bird-VERSION-*.patch, each
 # saying why) are applied after it. Nothing is installed; a system BIRD is left
 # alone. A second run rebuilds only what changed.
-#   bird-glue/build.sh [--bird 2.0.12|2.19|3] [--src TARBALL|DIR] [--check] [--no-fixes] [OUTDIR]
+#   bird-glue/build.sh [--bird 2.0.12|2.19|3] [--src TARBALL|DIR] [--check] [--no-fixes] [--no-lto] [OUTDIR]
 #   --bird      the BIRD to build: 2.0.12 (default), 2.19 or 3
 #   --src       upstream's source for 2.19 or 3 (default: ../shared/bird/bird-VERSION.tar.gz
 #               beside this repository, if there)
 #   --check     also run BIRD's own unit tests (make check) on the patched tree
 #   --no-fixes  leave out the carried fixes of BIRD (bird-VERSION-*.patch): upstream's
 #               BIRD with only the protocol added
+#   --no-lto    build without link-time optimization (faster, above all BIRD's unit
+#               tests, each linked with the whole daemon; for CI, not for benchmarks)
 #   OUTDIR      default build/bird for 2.0.12, build/bird-VERSION otherwise
 set -euo pipefail
 
@@ -22,6 +24,7 @@ REPO=$(cd "$(dirname "$0")/.." && pwd)
 GLUE=$REPO/bird-glue
 CHECK=no
 FIXES=yes
+LTO=yes
 BIRD=2.0.12
 SRC=
 usage() {
@@ -32,6 +35,7 @@ while [ $# -gt 0 ]; do
 	case $1 in
 	--check) CHECK=yes; shift ;;
 	--no-fixes) FIXES=no; shift ;;
+	--no-lto) LTO=no; shift ;;
 	--bird) [ $# -ge 2 ] || usage; BIRD=$2; shift 2 ;;
 	--src) [ $# -ge 2 ] || usage; SRC=$2; shift 2 ;;
 	-*) usage ;;
@@ -141,6 +145,7 @@ fi
 # (the source's stamp too: a new --src makes the tree again)
 stamp=$({
 	echo "${srcstamp:-debian}"
+	echo "lto=$LTO"
 	for f in "${patches[@]}"; do basename "$f"; sha256sum <"$f"; done
 } | sha256sum | cut -c1-16)
 TREE=$OUT/tree
@@ -162,7 +167,15 @@ cd "$TREE"
 if [ ! -f Makefile ]; then
 	# Upstream's git archives ship no configure (-f: make it whole).
 	if [ "$VERSION" = 2.0.12 ]; then autoreconf -i; else autoreconf -fi; fi >/dev/null 2>&1
-	./configure --quiet CPPFLAGS="-I$REPO/proto-shim/include" FIBD_LIBS="$SHIM_LIB" >/dev/null
+	# BIRD 3 has --disable-lto; BIRD 2 decides in a cached check, preset here.
+	lto=()
+	if [ "$LTO" = no ]; then
+		case $VERSION in
+		2.*) lto=(bird_cv_c_lto=no) ;;
+		3.*) lto=(--disable-lto) ;;
+		esac
+	fi
+	./configure --quiet "${lto[@]}" CPPFLAGS="-I$REPO/proto-shim/include" FIBD_LIBS="$SHIM_LIB" >/dev/null
 fi
 if ! grep -q '^#define CONFIG_FIBD' obj/sysdep/autoconf.h; then
 	echo "build.sh: configure left the fibd protocol out (proto-shim not found);" \
