@@ -301,6 +301,8 @@ lose_oldest(uint32_t n)
 			nl_release_resolving(f->sent);
 		}
 		if (f->r) {
+			/* It may have been applied: a write in its table (sync's dump judgement). */
+			table_at(f->r->rt)->writes++;
 			nl_set_inflight(f->r, false);
 			nl_enqueue(f->r);
 		} else if (f->sent && f->op == OP_NH_ADD) {
