@@ -213,11 +213,12 @@ repair_one(struct route *r, void *ctx)
 	if (t->diffing && r->want) {
 		if (r->flags & (R_FAILED | R_WAITING))
 			event_emit(&(struct event){ .kind = EV_DIFF, .t = t, .r = r, .diff = DIFF_FAILED });
-		else if (r->seen != t->epoch)
+		else if (!route_seen(t, r))
 			event_emit(&(struct event){ .kind = EV_DIFF, .t = t, .r = r, .diff = DIFF_MISSING });
 	}
-	if (!r->want || !r->have || r->seen == t->epoch || (r->flags & (R_QUEUED | R_INFLIGHT)))
+	if (!r->want || !r->have || route_seen(t, r) || (r->flags & (R_QUEUED | R_INFLIGHT)))
 		return 0;
+	t->repaired = true;
 	nl_route_lost(r);
 	return 0;
 }

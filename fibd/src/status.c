@@ -162,13 +162,15 @@ status_text(struct text *t, const struct snap *sn)
 	tprintf(t, "sync: dumps %llu started, %llu completed, %llu interrupted, %llu failed; "
 		   "%llu rescans asked for by events; %llu routes adopted, %llu unclaimed ones pruned, "
 		   "%llu found changed and rewritten; %llu notifications replayed after scans, "
-		   "%llu overflows; %llu IPv6 dumps used unsure\n",
+		   "%llu overflows; %llu IPv6 dumps used unsure; repairs under fibd's own writes "
+		   "%llu deferred, %llu forced\n",
 	    (unsigned long long)sn->ss.dumps_started, (unsigned long long)sn->ss.dumps_completed,
 	    (unsigned long long)sn->ss.dumps_interrupted, (unsigned long long)sn->ss.dumps_failed,
 	    (unsigned long long)sn->ss.rescans_triggered, (unsigned long long)sn->ss.routes_adopted,
 	    (unsigned long long)sn->ss.routes_pruned, (unsigned long long)sn->ss.routes_changed,
 	    (unsigned long long)sn->ss.notifications_replayed, (unsigned long long)sn->ss.keep_overflows,
-	    (unsigned long long)sn->ss.dumps_unsure);
+	    (unsigned long long)sn->ss.dumps_unsure, (unsigned long long)sn->ss.repairs_deferred,
+	    (unsigned long long)sn->ss.repairs_forced);
 	learn_get_stats(&ls);
 	tprintf(t, "learn: %llu LEARN messages sent, %llu foreign routes not expressible, "
 		   "%llu notifications replayed after learn dumps, %llu overflows, "
@@ -374,6 +376,12 @@ metrics_text(struct text *t, const struct snap *sn)
 	metric1(t, "fibd_dumps_unsure_total", "counter",
 	    "IPv6 dumps used although others changed the table during them (absences not trusted)",
 	    (double)ss->dumps_unsure);
+	metric1(t, "fibd_repairs_deferred_total", "counter",
+	    "IPv6 rescans fibd wrote the table during: their repair waited for another dump",
+	    (double)ss->repairs_deferred);
+	metric1(t, "fibd_repairs_forced_total", "counter",
+	    "IPv6 repairs made although fibd wrote the table during every dump they waited for",
+	    (double)ss->repairs_forced);
 	learn_get_stats(&ls);
 	metric1(t, "fibd_learn_messages_total", "counter", "LEARN messages sent", (double)ls.sent);
 	metric1(t, "fibd_learn_refreshes_total", "counter",
@@ -461,13 +469,15 @@ status_json(struct text *t, const struct snap *sn)
 	    "\"sync\":{\"dumps_started\":%llu,\"dumps_completed\":%llu,\"dumps_interrupted\":%llu,"
 	    "\"dumps_failed\":%llu,\"rescans_triggered\":%llu,\"routes_adopted\":%llu,"
 	    "\"routes_pruned\":%llu,\"routes_changed\":%llu,\"notifications_replayed\":%llu,"
-	    "\"keep_overflows\":%llu,\"dumps_unsure\":%llu},",
+	    "\"keep_overflows\":%llu,\"dumps_unsure\":%llu,\"repairs_deferred\":%llu,"
+	    "\"repairs_forced\":%llu},",
 	    (unsigned long long)sn->ss.dumps_started, (unsigned long long)sn->ss.dumps_completed,
 	    (unsigned long long)sn->ss.dumps_interrupted, (unsigned long long)sn->ss.dumps_failed,
 	    (unsigned long long)sn->ss.rescans_triggered, (unsigned long long)sn->ss.routes_adopted,
 	    (unsigned long long)sn->ss.routes_pruned, (unsigned long long)sn->ss.routes_changed,
 	    (unsigned long long)sn->ss.notifications_replayed, (unsigned long long)sn->ss.keep_overflows,
-	    (unsigned long long)sn->ss.dumps_unsure);
+	    (unsigned long long)sn->ss.dumps_unsure, (unsigned long long)sn->ss.repairs_deferred,
+	    (unsigned long long)sn->ss.repairs_forced);
 	tprintf(t, "\"bgp\":[");
 	for (unsigned i = 0; bgp_peer(i, &bi) == 0; i++) {
 		tprintf(t, "%s{\"name\":", i ? "," : "");

@@ -32,7 +32,10 @@ struct sync_state {
 	uint64_t changes_at_start, overruns_at_start, writes_at_start;
 	bool use_unsure;    /* the dump to use is an unsure one (sync_dump_end) */
 	bool use_lost;      /* the monitor lost notifications while it ran */
+	bool use_own;       /* IPv6: fibd wrote the table while it ran */
 	bool apply_lost;    /* the same, for the dump being applied: scanned again after */
+	bool apply_own;     /* the same: its repair waits for another dump (sync_on_apply) */
+	uint32_t events;    /* link and address changes, losses: no rescan union spans them */
 	unsigned tables_named; /* how many tables the monitor was told of (sync_tables_changed) */
 	uv_timer_t soon;    /* debounces rescans asked for by link and address events */
 	uv_timer_t periodic;

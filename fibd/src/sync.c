@@ -10,7 +10,9 @@
  * (invariant 5); an IPv6 dump during which others changed the table is
  * discarded too. A discarded dump is retried with backoff, and nothing is
  * adopted from it; after a few lost to notifications or churn in a row, one is
- * used, an IPv6 one as unsure (docs/design.md).
+ * used, an IPv6 one as unsure (docs/design.md). An IPv6 rescan during which
+ * fibd itself wrote the table is used, but its repair waits for another dump,
+ * whose routes add to its own (sync_on_apply; route_seen).
  *
  * Adopting a route: its entry gets `have` = its attributes as the dump gave
  * them (interned like a client's, with the nexthop object an earlier fibd made),
@@ -425,6 +427,7 @@ sync_on_apply(uv_idle_t *h)
 		/* Notifications were lost after the dump: what it showed may be stale. */
 		log_warn("sync: table %u: notifications lost while its scan was applied; scanning it again",
 		    t->id);
+		sy.events++; /* what they told is gone: no union spans them */
 		sync_mark_queued(t);
 	} else if (sy.apply_lost && !sy.apply_rescan) {
 		/*
@@ -457,7 +460,32 @@ sync_on_apply(uv_idle_t *h)
 	} else if (t->dump_unsure) {
 		/* What an unsure dump lacks may be there: no route is taken for lost from it. */
 		rescan_done();
+	} else if (sy.apply_own && t->repair_waits < SYNC_CHURN_TRIES) {
+		/*
+		 * fibd wrote the table during the dump: a route it lacks may have
+		 * been skipped. Another dump follows after a pause (doubling), and
+		 * adds to this one, so that the repair takes for lost only what none
+		 * of them showed. After SYNC_CHURN_TRIES since the last repair walk
+		 * it goes ahead (a route then taken wrongly meets EEXIST, and a
+		 * rescan: sync_route_exists).
+		 */
+		t->repair_waits++;
+		t->union_open = true;
+		sy.st.repairs_deferred++;
+		log_info("sync: table %u inet6: fibd wrote it during the rescan; its repair waits "
+			 "for another dump", t->id);
+		t->scan_not_before = uv_now(sy.loop) +
+		    ((uint64_t)SYNC_RETRY_MIN_MS << (t->repair_waits - 1));
+		sync_mark_queued(t);
+		rescan_done();
 	} else {
+		if (sy.apply_own) {
+			sy.st.repairs_forced++;
+			log_info("sync: table %u inet6: fibd wrote it during %u rescans in a row; "
+				 "repairing from what they showed", t->id, t->repair_waits + 1);
+		}
+		t->repair_waits = 0;
+		t->repaired = false;
 		prune_repair(t, rescan_done);
 	}
 	health_cb_end(t0, "sync apply");
@@ -490,13 +518,19 @@ learn_again(struct rtable *t)
 	sync_queue_learn(t);
 }
 
-/* A rescan's repair walk is over: a diff waiting for it has all it needs. */
+/*
+ * A rescan's repair walk is over (or will not run): a diff waiting for it has
+ * all it needs. One whose repair waits for another dump did not look for
+ * missing routes: unsure.
+ */
 static void
 rescan_done(void)
 {
-	if (sy.cur->diffing)
-		event_emit(&(struct event){ .kind = EV_RESCAN_END, .t = sy.cur,
-		    .routes = sy.cur->scan_routes, .unsure = sy.cur->dump_unsure });
+	struct rtable *t = sy.cur;
+
+	if (t->diffing)
+		event_emit(&(struct event){ .kind = EV_RESCAN_END, .t = t, .routes = t->scan_routes,
+		    .unsure = t->dump_unsure || t->union_open });
 	job_done();
 }
 
@@ -549,7 +583,8 @@ sync_job_end(bool ok, const char *why)
 		}
 		t->churn_discards = 0;
 		sy.apply_lost = sy.use_lost;
-		sy.use_unsure = sy.use_lost = false;
+		sy.apply_own = sy.use_own;
+		sy.use_unsure = sy.use_lost = sy.use_own = false;
 		sy.apply_rescan = t->scan == SCAN_DONE;
 		if (sy.apply_rescan && t->diff_waiting)
 			event_emit(&(struct event){ .kind = EV_RESCAN_BEGIN, .t = t });
@@ -686,6 +721,12 @@ sync_dump_end(int result, void *ctx)
 	}
 	sy.use_unsure = changed;
 	sy.use_lost = lost;
+	/*
+	 * fibd's own adds and deletes move the IPv6 walker as others' do, and no
+	 * notification tells of them: such a dump is used (what it shows is
+	 * true), but its absences only with those of the next (sync_on_apply).
+	 */
+	sy.use_own = t->family == PS_FAM_V6 && (t->writes != sy.writes_at_start || t->n_inflight);
 	sync_job_end(true, NULL);
 }
 

@@ -46,6 +46,8 @@ struct sync_stats {
 	uint64_t notifications_replayed; /* kept during a scan, replayed on its snapshot */
 	uint64_t keep_overflows;         /* more than SYNC_KEEP_MAX during one: scanned again */
 	uint64_t dumps_unsure;           /* IPv6, used under churn or loss: absences not trusted */
+	uint64_t repairs_deferred;       /* IPv6 rescans under fibd's writes: repair after another */
+	uint64_t repairs_forced;         /* ... repaired all the same (SYNC_CHURN_TRIES) */
 };
 
 /*
@@ -83,8 +85,9 @@ bool sync_rescan_table(struct rtable *t);
 
 /*
  * sync_route_exists - an add of a route of fibd's failed with EEXIST. If t's
- * last dump was an unsure one, it may have missed that route, which is fibd's
- * own: a rescan adopts it (and the add is retried as a replace).
+ * last dump was an unsure one, or its last repair took routes for lost, that
+ * dump may have missed the route, which is fibd's own: a rescan adopts it (and
+ * the add is retried as a replace). Once per repair.
  */
 void sync_route_exists(struct rtable *t);
 void sync_rescan_soon(void);

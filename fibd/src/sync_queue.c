@@ -145,9 +145,16 @@ sync_start_next(void)
 			 * A new epoch from the moment the dump is asked for: routes the
 			 * kernel acknowledges from now on carry it too (nl.c), so the repair
 			 * walk does not take a route installed after the dump's snapshot
-			 * for a lost one.
+			 * for a lost one. A rescan whose repair waits for this dump
+			 * (sync_on_apply) adds to the union of the last ones, unless
+			 * routes may have gone without a word since (sync_rescan_soon).
 			 */
 			t->epoch++;
+			if (!t->union_open || t->union_events != sy.events) {
+				t->union_first = t->epoch;
+				t->union_events = sy.events;
+			}
+			t->union_open = false;
 		} else {
 			t->scan = SCAN_RUNNING;
 		}
@@ -185,11 +192,18 @@ sync_table_ready_now(const struct rtable *t)
 	return !sy.open || t->scan == SCAN_DONE || t->scan == SCAN_NONE;
 }
 
+/*
+ * An add with NLM_F_EXCL met a route at its key: one of fibd's that a dump
+ * skipped, if the table's last dump was unsure or its repair took routes for
+ * lost (once per repair): a rescan adopts it.
+ */
 void
 sync_route_exists(struct rtable *t)
 {
-	if (t->dump_unsure && t->scan == SCAN_DONE && !t->scan_queued) {
-		log_info("sync: table %u inet6: a route of fibd's may be there unseen; rescanning", t->id);
+	if ((t->dump_unsure || t->repaired) && t->scan == SCAN_DONE && !t->scan_queued) {
+		log_info("sync: table %u %s: a route of fibd's may be there unseen; rescanning",
+		    t->id, family_name(t->family));
+		t->repaired = false;
 		sync_enqueue(t);
 	}
 }
@@ -254,11 +268,18 @@ sync_on_soon(uv_timer_t *h)
 	}
 }
 
+/*
+ * A link or address change, or lost notifications: routes may have gone with
+ * no notification (IPv4 ones through a link that went down, IPv6 ones on a
+ * device that went away), so no dump from before counts with a later one's.
+ */
 void
 sync_rescan_soon(void)
 {
-	if (sy.open)
-		uv_timer_start(&sy.soon, sync_on_soon, SYNC_RESCAN_DELAY_MS, 0);
+	if (!sy.open)
+		return;
+	sy.events++;
+	uv_timer_start(&sy.soon, sync_on_soon, SYNC_RESCAN_DELAY_MS, 0);
 }
 
 void

@@ -106,7 +106,7 @@ struct rtable {
 	uint64_t scan_order;      /* when it was queued: the queue is FIFO within a kind */
 	uint64_t scan_not_before; /* uv_now() ms: its next dump waits out a backoff */
 	uint64_t changes;      /* route notifications by others seen for it (nl.c) */
-	uint64_t writes;       /* fibd's own adds and deletes the kernel acknowledged in it */
+	uint64_t writes;       /* fibd's own writes acknowledged in it (or may have been applied) */
 	uint64_t learn_not_before; /* uv_now() ms: its next learn dump waits out a backoff */
 	bool decoupled;        /* fibd writes nothing to it: changes wait (held by nl) until couple */
 	bool diffing;          /* the rescan being applied reports its differences (watch.c) */
@@ -116,6 +116,16 @@ struct rtable {
 	uint64_t scan_discards; /* its dumps thrown away (interrupted, failed) */
 	uint8_t churn_discards; /* dumps discarded in a row: notifications lost, (IPv6) changed */
 	bool dump_unsure;       /* IPv6: its last dump used was taken while others changed it */
+	/*
+	 * IPv6 rescans during which fibd wrote it: their repair waits for the
+	 * next (sync.c), which adds to them. The repair takes for lost only what
+	 * no dump since union_first showed (route_seen).
+	 */
+	uint8_t union_first;    /* the epoch of the first rescan in the union */
+	bool union_open;        /* the next rescan adds to the last */
+	uint32_t union_events;  /* sync's count of silent-loss events when the union began */
+	uint8_t repair_waits;   /* rescans whose repair waited since its last repair walk */
+	bool repaired;          /* its last repair walk took routes for lost (sync_route_exists) */
 	bool claims_in;         /* every client that fed it before fibd started has fed it again */
 	/* Tries, as references into the family's node slab (table.c): */
 	uint32_t root;         /* IPv6: every prefix; IPv4: prefixes shorter than /16 */
@@ -129,6 +139,16 @@ struct rtable {
 	uint64_t n_waiting;
 	uint64_t n_nodes;
 };
+
+/*
+ * Whether a dump of the rescan union (union_first .. epoch) showed r, or the
+ * kernel acknowledged a write of it since the union began (epochs wrap).
+ */
+static inline bool
+route_seen(const struct rtable *t, const struct route *r)
+{
+	return (uint8_t)(t->epoch - r->seen) <= (uint8_t)(t->epoch - t->union_first);
+}
 
 /* "inet" or "inet6", as iproute2 names a family (PS_FAM_V4, PS_FAM_V6). */
 static inline const char *

@@ -6,7 +6,8 @@
  * snapshot (add then delete ends deleted, delete then add ends present), an
  * overflow of them (the dump is taken again), IPv6 dumps during which others
  * changed the table (discarded a few times, since the kernel's IPv6 walker may
- * skip routes; then used for what they show only),
+ * skip routes; then used for what they show only), IPv6 rescans during which
+ * fibd itself wrote the table (their repair waits for another dump),
  * ENOBUFS on the dump socket (discarded, retried), a monitor overrun (the dump
  * taken again; a rescan asked for), one that only the socket's drop counter
  * shows, notifications lost during every dump (a few discarded, then one
@@ -462,6 +463,168 @@ test_v6_changed_during_dump(void **state)
 	assert_false(t->dump_unsure);
 	assert_null(route_have(lost)); /* the repair walk found it lost: written again */
 	assert_true(lost->flags & R_QUEUED);
+}
+
+/* fibd's own write in t is acknowledged (as nl_ack.c counts it). */
+static void
+own_write(struct rtable *t)
+{
+	t->writes++;
+}
+
+/* One of fibd's is sent to t and not answered yet (nl.c counts it); the test takes it back. */
+static void
+own_in_flight(struct rtable *t)
+{
+	t->n_inflight++;
+}
+
+/* A write of fibd's in flight, and a link changes (main.c asks for a rescan soon). */
+static void
+in_flight_and_link_change(struct rtable *t)
+{
+	own_in_flight(t);
+	sync_rescan_soon();
+}
+
+/* A write of fibd's acknowledged, and a link changes. */
+static void
+write_and_link_change(struct rtable *t)
+{
+	own_write(t);
+	sync_rescan_soon();
+}
+
+/* Let the engine apply a dump and end its job. */
+static void
+settle(void)
+{
+	for (int i = 0; i < 50; i++)
+		uv_run(&loop, UV_RUN_NOWAIT);
+}
+
+/*
+ * Rescan request n of IPv6 table t: the dump shows fibd's 2001:db8::/32 and
+ * 2001:db8:N::/48 for each N in `shown` (0-terminated), meanwhile(t) between
+ * two datagrams; then the engine settles.
+ */
+static void
+v6_rescan(struct rtable *t, unsigned n, const unsigned *shown, void (*meanwhile)(struct rtable *))
+{
+	struct nlbuild first = { .len = 0 };
+	char dst[32];
+
+	nlb_route(&first, AF_INET6, "2001:db8::", 32, t->id, 12, 0, 0);
+	for (; *shown; shown++) {
+		snprintf(dst, sizeof(dst), "2001:db8:%u::", *shown);
+		nlb_route(&first, AF_INET6, dst, 48, t->id, 12, 0, 0);
+	}
+	answer_dump_with(t, n, &first, meanwhile);
+	settle();
+}
+
+/*
+ * fibd's own adds and deletes move the IPv6 walker as others' do, and nothing
+ * tells of them: a rescan during which fibd wrote the table (acknowledged, or
+ * in flight at its end) takes no route for lost; another dump follows after a
+ * pause and adds to it, and the repair takes only what none of them showed.
+ * After SYNC_CHURN_TRIES such rescans since the last repair walk it goes
+ * ahead, link changes or not. A link change or a loss starts the union afresh
+ * (a route seen before it may be gone without a word). A repair that took
+ * routes for lost asks for a rescan when an EXCL add then meets EEXIST, once.
+ */
+static void
+test_v6_own_writes_repair_waits(void **state)
+{
+	struct rtable *t = table_get(100, PS_FAM_V6, true);
+	struct route *a, *b, *c, *d;
+	struct sync_stats st;
+	unsigned n = 1;
+	(void)state;
+
+	assert_false(sync_table_ready(t));
+	v6_rescan(t, n, (const unsigned[]){ 0 }, NULL);
+	cond_table = t;
+	assert_true(run_until(table_ready));
+	a = installed_route(t, "2001:db8:5::", 48);
+	b = installed_route(t, "2001:db8:6::", 48);
+	c = installed_route(t, "2001:db8:7::", 48);
+	d = installed_route(t, "2001:db8:8::", 48);
+
+	/* fibd wrote during it; it lacks b, c and d: none taken for lost, another dump asked for. */
+	assert_true(sync_rescan_table(t));
+	v6_rescan(t, ++n, (const unsigned[]){ 5, 0 }, own_write);
+	sync_get_stats(&st);
+	assert_int_equal(st.repairs_deferred, 1);
+	assert_int_equal(t->repair_waits, 1);
+	assert_true(t->scan_queued); /* after a pause */
+	assert_int_equal(kf_dump_requests, n);
+	assert_true(t->scan_not_before > uv_now(&loop));
+	assert_non_null(route_have(b));
+	assert_non_null(route_have(c));
+	/* A quiet one showing b and d: the repair takes c only, which neither showed. */
+	v6_rescan(t, ++n, (const unsigned[]){ 6, 8, 0 }, NULL);
+	assert_int_equal(t->repair_waits, 0);
+	assert_non_null(route_have(a));
+	assert_non_null(route_have(b));
+	assert_null(route_have(c));
+	assert_true(c->flags & R_QUEUED);
+	assert_non_null(route_have(d));
+	/*
+	 * Its add then meets EEXIST, while another rescan has begun: one more
+	 * rescan is asked for, once per repair.
+	 */
+	assert_true(t->repaired);
+	assert_true(sync_rescan_table(t));
+	want_requests = n + 1;
+	assert_true(run_until(requests_reached));
+	sync_route_exists(t);
+	assert_false(t->repaired);
+	assert_true(t->scan_queued);
+	sync_route_exists(t);
+	v6_rescan(t, ++n, (const unsigned[]){ 5, 6, 8, 0 }, NULL);
+	v6_rescan(t, ++n, (const unsigned[]){ 5, 6, 8, 0 }, NULL);
+	assert_false(t->scan_queued);
+	assert_int_equal(kf_dump_requests, n);
+	sync_get_stats(&st);
+	assert_int_equal(st.dumps_completed, 5);
+	fake_nl_reset(); /* the writer quiet again (c stays queued) */
+
+	/*
+	 * A write in flight at its end counts too. A link change during it:
+	 * the dump that follows starts afresh, so a, shown before the change
+	 * only, is taken for lost. Then the rescan the change asked for.
+	 */
+	assert_true(sync_rescan_table(t));
+	v6_rescan(t, ++n, (const unsigned[]){ 5, 6, 8, 0 }, in_flight_and_link_change);
+	t->n_inflight = 0;
+	v6_rescan(t, ++n, (const unsigned[]){ 6, 8, 0 }, NULL);
+	assert_null(route_have(a));
+	assert_non_null(route_have(d));
+	fake_nl_reset(); /* the writer quiet again: the change's rescan comes */
+	v6_rescan(t, ++n, (const unsigned[]){ 6, 8, 0 }, NULL);
+	sync_get_stats(&st);
+	assert_int_equal(st.repairs_deferred, 2);
+	assert_int_equal(st.rescans_triggered, 1);
+
+	/*
+	 * fibd writes during every dump, and a link changes during each (no
+	 * union then): SYNC_CHURN_TRIES wait, then the repair goes ahead.
+	 */
+	assert_true(sync_rescan_table(t));
+	for (unsigned i = 1; i <= SYNC_CHURN_TRIES; i++) {
+		v6_rescan(t, ++n, (const unsigned[]){ 6, 0 },
+		    i == 1 ? own_write : write_and_link_change);
+		assert_int_equal(t->repair_waits, i);
+		assert_non_null(route_have(d));
+	}
+	v6_rescan(t, ++n, (const unsigned[]){ 6, 0 }, own_write);
+	assert_int_equal(t->repair_waits, 0);
+	assert_null(route_have(d));
+	assert_non_null(route_have(b));
+	sync_get_stats(&st);
+	assert_int_equal(st.repairs_deferred, 2 + SYNC_CHURN_TRIES);
+	assert_int_equal(st.repairs_forced, 1);
 }
 
 /* ENOBUFS on the dump socket: messages were lost; discarded and retried. */
@@ -937,20 +1100,6 @@ lose_some(struct rtable *t)
 	mon_drops += 5;
 }
 
-/* fibd's own write in t is acknowledged (as nl_ack.c counts it). */
-static void
-own_write(struct rtable *t)
-{
-	t->writes++;
-}
-
-/* One of fibd's is sent to t and not answered yet (nl.c counts it); the test takes it back. */
-static void
-own_in_flight(struct rtable *t)
-{
-	t->n_inflight++;
-}
-
 static bool
 learn_idle(void)
 {
@@ -1079,6 +1228,7 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_notifications_replayed_in_order, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_keep_overflow_rescans, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_v6_changed_during_dump, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_v6_own_writes_repair_waits, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_enobufs_discards, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_failing_table_does_not_block_another, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_monitor_overrun_rescans, setup, teardown),
