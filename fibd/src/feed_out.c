@@ -301,13 +301,16 @@ feed_learn(const struct ps_route *r)
 void
 feed_learn_refresh(uint32_t table, uint8_t family, uint8_t phase)
 {
-	struct ps_msg m = { .type = PS_LEARN_REFRESH,
-		.u.refresh = { .table = table, .family = family, .phase = phase } };
+	struct ps_msg *m = &fd.learn_msg; /* (large: not on the stack) */
 
+	m->type = PS_LEARN_REFRESH;
+	m->u.refresh.table = table;
+	m->u.refresh.family = family;
+	m->u.refresh.phase = phase;
 	for (struct session *s = fd.sessions; s; s = s->next) {
 		if (!s->refresh || !learner(s, table, family))
 			continue;
-		ps_enc_msg(&s->out, &m, NULL);
+		ps_enc_msg(&s->out, m, NULL);
 		session_want_flush(s);
 	}
 }
