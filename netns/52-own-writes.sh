@@ -60,11 +60,13 @@ diag "second client: $(grep -v 'failed 0,' "$W/second.out" | head -n 3)"
 check "the second client's $((2 * rounds + 1)) feeds completed, none failed" \
 	eval '[ "$second_ok" = yes ] &&
 		[ "$(grep -c "routes sent for second.*, failed 0," "$W/second.out")" = $((2 * rounds + 1)) ]'
-# Let the last rescans, their repair walks and what those wrote end.
+# Let the last rescans, their repair walks and what those wrote end (a route
+# that failed is retried: up to 30 s for it to be written).
 settled() {
 	fibctl_in "$NS" "$SOCK" -j tables | python3 -c '
 import json, sys
-assert all(t["state"] == "in sync" and t["pending"] == 0 for t in json.load(sys.stdin))'
+assert all(t["state"] == "in sync" and t["pending"] == t["failed"] == t["waiting"] == 0
+           for t in json.load(sys.stdin))'
 }
 wait_until 30 settled
 sleep 1
