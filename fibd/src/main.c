@@ -454,7 +454,8 @@ main(int argc, char **argv)
 	lower_priority(m.conf.nice);
 	nl_set_writer_nice(m.conf.writer_nice);
 	if ((r = nl_init(&m.loop, m.conf.protocol, &(const struct nl_hooks){ .done = owner_route_done,
-		 .writable = sync_table_ready, .exists = sync_route_exists })) < 0)
+		 .writable = sync_table_ready, .exists = sync_route_exists,
+		 .deleted = sync_route_deleted })) < 0)
 		log_fatal_errno(r, "cannot open the netlink writer's socket");
 	if ((r = mon_init(&m.loop, &(const struct mon_hooks){ .route = sync_kernel_route,
 		 .link_down = nl_link_down, .changed = main_links_changed }, m.conf.monitor_buffer,

@@ -59,6 +59,7 @@ struct nl_hooks {
 	void (*done)(struct route *r, int err, const char *text);
 	bool (*writable)(struct rtable *t);
 	void (*exists)(struct rtable *t);
+	void (*deleted)(struct route *r); /* a delete of fibd's acknowledged (before it is forgotten) */
 };
 
 /* Route programming latency buckets, seconds: from a change's arrival to its ACK. */

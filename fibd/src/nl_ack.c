@@ -102,6 +102,8 @@ nl_complete(struct inflight f, int err, const char *text)
 		table_at(r->rt)->writes++;
 		/* Once gone, the key may be taken by a foreign route: add with EXCL again. */
 		if (f.op == OP_DEL) {
+			if (nl.hooks.deleted)
+				nl.hooks.deleted(r);
 			nl_set_have(r, NULL);
 			r->flags |= R_EXCL;
 		} else {

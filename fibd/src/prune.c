@@ -12,7 +12,8 @@
  *
  * Repairing. A rescan marks every route its dump showed with the table's
  * epoch; the repair walk then writes again the routes a client wants, that
- * fibd had installed, and that the dump did not show (prune_repair).
+ * fibd had installed, and that the dump did not show, nor the ones before it
+ * that the repair waited for (route_seen; prune_repair).
  */
 #include <stdlib.h>
 

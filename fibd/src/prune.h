@@ -48,7 +48,7 @@ void prune_table_claimed(struct rtable *t);
 /*
  * prune_repair - after a sure rescan of t: write again, a budget at a time,
  * every route a client wants that fibd had installed and the dump did not show
- * (its `seen` is not the table's epoch); report missing and failed ones to a
+ * (nor the dumps it waited for: route_seen); report missing and failed ones to a
  * diff waiting for the rescan (t->diffing). Then done().
  */
 #define PRUNE_REPAIR_BUDGET 4096 /* routes looked at per callback */

@@ -321,21 +321,50 @@ route_notified(struct rtable *t, const struct nlmsghdr *nlh, const struct kmsg_r
 	nl_route_lost(r);
 }
 
+void
+sync_route_deleted(struct route *r)
+{
+	struct rtable *t = table_at(r->rt);
+	uint32_t buf[64]; /* (aligned for netlink) */
+	struct nlmsghdr *nlh = (struct nlmsghdr *)buf;
+	struct kmsg_key k = { .table = t->id, .family = t->family, .plen = route_plen(r),
+		.tos = r->tos, .metric = r->metric };
+
+	if (!sync_keeps(t))
+		return;
+	route_prefix(r, &k.prefix);
+	kmsg_put_route(buf, 0, KMSG_DEL, &k, sy.protocol, NULL, KMSG_INLINE);
+	nlh->nlmsg_pid = nl_portid(); /* as the kernel stamps a notification of fibd's write */
+	sync_keep(t, nlh);
+}
+
 /*
  * One kept notification, on top of the applied snapshot: a route of fibd's
  * protocol that someone added or replaced is applied as a dump would show it
- * (adopted if unknown; kept in the prune list); anything else is what a
- * notification means at any time (route_notified).
+ * (adopted if unknown; kept in the prune list); fibd's own delete
+ * (sync_route_deleted) forgets what the dump, taken before it, made fibd adopt;
+ * anything else is what a notification means at any time (route_notified).
  */
 static void
 replay_one(struct rtable *t, const struct nlmsghdr *nlh)
 {
 	struct kmsg_rt kr;
 	struct scan_key k;
+	struct route *r;
 
 	sy.st.notifications_replayed++;
 	if (kmsg_rt_parse(nlh, &kr) < 0)
 		return; /* kept only after it parsed: cannot happen */
+	if (nlh->nlmsg_pid == nl_portid() && nlh->nlmsg_type == RTM_DELROUTE) {
+		r = table_lookup(t, &kr.prefix, kr.plen, kr.tos, kr.metric);
+		if (r && !r->want && r->have && !(r->flags & (R_QUEUED | R_INFLIGHT))) {
+			nl_route_forget(r);
+			table_release(r);
+			if (sy.apply_adopted)
+				sy.apply_adopted--; /* no adoption: the route is gone */
+		}
+		return;
+	}
 	if (nlh->nlmsg_type != RTM_NEWROUTE || kr.rtm->rtm_protocol != sy.protocol) {
 		route_notified(t, nlh, &kr);
 		return;
@@ -485,7 +514,6 @@ sync_on_apply(uv_idle_t *h)
 				 "repairing from what they showed", t->id, t->repair_waits + 1);
 		}
 		t->repair_waits = 0;
-		t->repaired = false;
 		prune_repair(t, rescan_done);
 	}
 	health_cb_end(t0, "sync apply");

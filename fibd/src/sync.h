@@ -90,6 +90,12 @@ bool sync_rescan_table(struct rtable *t);
  * the add is retried as a replace). Once per repair.
  */
 void sync_route_exists(struct rtable *t);
+/*
+ * sync_route_deleted - the kernel acknowledged fibd's delete of r. While r's
+ * table is scanned, kept as the kernel's notification would be (the monitor
+ * filters fibd's own off): the dump may predate the delete.
+ */
+void sync_route_deleted(struct route *r);
 void sync_rescan_soon(void);
 /*
  * sync_notifications_lost - the monitor lost notifications: sync_rescan_soon,

@@ -344,8 +344,8 @@ watch_more(struct watch *w, struct ps_buf *out)
 	    (unsigned long long)w->counts[DIFF_DIFFERS], (unsigned long long)w->counts[DIFF_EXTRA],
 	    (unsigned long long)w->counts[DIFF_FAILED], (unsigned long long)w->routes,
 	    w->listed > DIFF_SHOW_MAX ? "; only the first 10000 are listed" : "",
-	    w->unsure ? "; an IPv6 table kept changing during its dumps, so missing and failed routes "
-			"were not looked for there" : "");
+	    w->unsure ? "; an IPv6 table kept changing during its dumps (by others, or by fibd's "
+			"own writes), so missing and failed routes were not looked for there" : "");
 	reply_end(out, w->req, PS_E_OK, summary);
 	watch_close(w);
 	return true;

@@ -64,6 +64,13 @@ nl_pending(void)
 	return queued;
 }
 
+/* The writer socket's port, as the kernel would have given it. */
+uint32_t
+nl_portid(void)
+{
+	return FAKE_NL_PORTID;
+}
+
 void
 nl_get_stats(struct nl_stats *ret)
 {

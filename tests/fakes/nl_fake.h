@@ -10,6 +10,9 @@ extern unsigned fake_nl_enqueues;
 /* The protocol the fake takes for fibd's own (the engine tests use it too). */
 #define FAKE_NL_PROTOCOL 12
 
+/* The writer's netlink port the fake says it has (nl_portid). */
+#define FAKE_NL_PORTID 4242u
+
 /* Forget the queue (its routes belong to tables a test has shut down). */
 void fake_nl_reset(void);
 
