@@ -19,7 +19,7 @@ LAYERS = [
     ("kernel I/O", "the writer, the dump socket, the monitor; they report through hooks",
      ["nl", "nl_send", "nl_ack", "nl_writer", "dump", "monitor"]),
     ("engine", "scans, replay, prune, repair; learn; owners of desired routes; events",
-     ["sync", "sync_queue", "prune", "learn", "event", "owner"]),
+     ["sync", "sync_queue", "sync_notify", "prune", "learn", "event", "owner"]),
     ("front", "sessions and access, BGP sessions, control commands, watch, systemd notify",
      ["feed", "feed_out", "access", "ctl", "status", "show", "reply", "watch", "notify", "bgp", "bgp_rib", "bgp_peer"]),
     ("main", "wires the hooks, runs the loop", ["main"]),

@@ -1,6 +1,7 @@
 /*
- * sync-internal.h: the sync engine's state and helpers, shared by its two
- * files: sync.c (a job's dump, its apply and replay) and sync_queue.c (which
+ * sync-internal.h: the sync engine's state and helpers, shared by its
+ * files: sync.c (a job's dump, its apply and replay), sync_notify.c (route
+ * notifications: kept during a scan, or acted on) and sync_queue.c (which
  * table is scanned next, and who asks). Nothing else includes it.
  */
 #ifndef FIBD_SYNC_INTERNAL_H
@@ -69,6 +70,10 @@ void sync_keep_start(void);
 void sync_job_end(bool ok, const char *why);
 void sync_dump_route(const struct nlmsghdr *nlh, const struct kmsg_rt *kr, void *ctx);
 void sync_dump_end(int result, void *ctx);
+
+/* sync_notify.c */
+void sync_keep_stop(void);
+void sync_route_notified(struct rtable *t, const struct nlmsghdr *nlh, const struct kmsg_rt *kr);
 
 /* sync_queue.c */
 void sync_start_next(void);

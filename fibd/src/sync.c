@@ -23,7 +23,8 @@
  *
  * Others' changes (the monitor's route hook, sync_kernel_route) are kept while
  * their table's scan runs (invariant 6), and otherwise acted on at once: a
- * route of fibd's someone deleted or took over is written again.
+ * route of fibd's someone deleted or took over is written again (sync_notify.c
+ * keeps them; replay_one here replays them on the snapshot).
  *
  * Table states: NONE (never asked), QUEUED, RUNNING, DONE.
  */
@@ -233,117 +234,15 @@ apply_key(struct rtable *t, struct scan_key *k)
 	return true;
 }
 
-/* ---- notifications kept during a scan (docs/design.md, invariant 6) ---- */
-
-bool
-sync_keeps(const struct rtable *t)
-{
-	return sy.keeping && sy.cur == t;
-}
-
-void
-sync_keep(struct rtable *t, const struct nlmsghdr *nlh)
-{
-	size_t need = MNL_ALIGN(nlh->nlmsg_len);
-
-	(void)t;
-	if (sy.kept_overflow)
-		return;
-	if (sy.kept_len + need > sy.kept_cap) {
-		size_t cap = sy.kept_cap ? sy.kept_cap * 2 : 65536;
-		char *nb;
-		while (cap < sy.kept_len + need)
-			cap *= 2;
-		if (cap > SYNC_KEEP_MAX || !(nb = realloc(sy.kept, cap))) {
-			/* The scan cannot be made whole: it is taken again (dump_end). */
-			log_warn("sync: table %u: over %u bytes of notifications during its scan",
-			    sy.cur->id, SYNC_KEEP_MAX);
-			sy.st.keep_overflows++;
-			sy.kept_overflow = true;
-			return;
-		}
-		sy.kept = nb;
-		sy.kept_cap = cap;
-	}
-	memcpy(sy.kept + sy.kept_len, nlh, nlh->nlmsg_len);
-	sy.kept_len += need;
-}
-
-void
-sync_keep_start(void)
-{
-	sy.keeping = true;
-	sy.kept_len = sy.kept_at = 0;
-	sy.kept_overflow = false;
-}
-
-static void
-keep_stop(void)
-{
-	sy.keeping = false;
-	sy.kept_len = sy.kept_at = 0;
-	sy.kept_overflow = false;
-	if (sy.kept_cap > 65536) { /* a burst does not stay resident */
-		free(sy.kept);
-		sy.kept = NULL;
-		sy.kept_cap = 0;
-	}
-}
-
-/*
- * What a route notification by someone else (RTM_NEWROUTE, RTM_DELROUTE) of
- * table t means for fibd's route there: one of fibd's that is wanted and not
- * being written, deleted or replaced by another protocol, is written again; an
- * adopted one that was deleted is forgotten.
- */
-static void
-route_notified(struct rtable *t, const struct nlmsghdr *nlh, const struct kmsg_rt *kr)
-{
-	bool del = nlh->nlmsg_type == RTM_DELROUTE;
-	struct route *r;
-
-	if (del != (kr->rtm->rtm_protocol == sy.protocol))
-		return; /* our own adds and others' deletes say nothing about our routes */
-	if (!(r = table_lookup(t, &kr->prefix, kr->plen, kr->tos, kr->metric)))
-		return;
-	if (!r->have || (r->flags & (R_QUEUED | R_INFLIGHT)))
-		return;
-	if (!r->want) {
-		/* An adopted route, gone: nothing of fibd's is left there to withdraw. */
-		if (del) {
-			nl_route_forget(r);
-			table_release(r);
-		}
-		return;
-	}
-	log_info("sync: table %u: a route of fibd's was %s by someone else; writing it again", t->id,
-	    del ? "deleted" : "replaced");
-	nl_route_lost(r);
-}
-
-void
-sync_route_deleted(struct route *r)
-{
-	struct rtable *t = table_at(r->rt);
-	uint32_t buf[64]; /* (aligned for netlink) */
-	struct nlmsghdr *nlh = (struct nlmsghdr *)buf;
-	struct kmsg_key k = { .table = t->id, .family = t->family, .plen = route_plen(r),
-		.tos = r->tos, .metric = r->metric };
-
-	if (!sync_keeps(t))
-		return;
-	route_prefix(r, &k.prefix);
-	kmsg_put_route(buf, 0, KMSG_DEL, &k, sy.protocol, NULL, KMSG_INLINE);
-	nlh->nlmsg_pid = nl_portid(); /* as the kernel stamps a notification of fibd's write */
-	sync_keep(t, nlh);
-}
+/* ---- replaying kept notifications (sync_notify.c keeps them) ---- */
 
 /*
  * One kept notification, on top of the applied snapshot: a route of fibd's
  * protocol that someone added or replaced is applied as a dump would show it
  * (adopted if unknown; kept in the prune list); fibd's own delete
  * (sync_route_deleted) forgets what the dump, taken before it, made fibd adopt;
- * anything else is what a notification means at any time (route_notified).
+ * anything else is what a notification means at any time
+ * (sync_route_notified).
  */
 static void
 replay_one(struct rtable *t, const struct nlmsghdr *nlh)
@@ -366,7 +265,7 @@ replay_one(struct rtable *t, const struct nlmsghdr *nlh)
 		return;
 	}
 	if (nlh->nlmsg_type != RTM_NEWROUTE || kr.rtm->rtm_protocol != sy.protocol) {
-		route_notified(t, nlh, &kr);
+		sync_route_notified(t, nlh, &kr);
 		return;
 	}
 	key_from_msg(&kr, &k);
@@ -374,32 +273,6 @@ replay_one(struct rtable *t, const struct nlmsghdr *nlh)
 		return;
 	collect(&k); /* for the prune check, if adopted; already applied */
 	sy.apply_at = sy.n_keys;
-}
-
-/*
- * A route notification from the monitor (someone else's change: fibd's own
- * writes are filtered off). It counts as a change of its table (can a dump of
- * it be trusted?), goes to the table's learners and to listeners; while the
- * table's scan runs it is kept to be replayed on the scan's snapshot (docs/design.md,
- * invariant 6), otherwise it means what route_notified says.
- */
-void
-sync_kernel_route(const struct nlmsghdr *nlh, const struct kmsg_rt *kr)
-{
-	struct rtable *t = table_get(kr->table, kr->family, false);
-
-	if (!t)
-		return;
-	t->changes++;
-	if (t->learners)
-		learn_notify(t, nlh);
-	if (event_wanted())
-		event_emit(&(struct event){
-		    .kind = nlh->nlmsg_type == RTM_DELROUTE ? EV_KERNEL_DEL : EV_KERNEL_ADD, .t = t, .kr = kr });
-	if (sync_keeps(t))
-		sync_keep(t, nlh);
-	else
-		route_notified(t, nlh, kr);
 }
 
 /*
@@ -468,7 +341,7 @@ sync_on_apply(uv_idle_t *h)
 		 */
 		sync_rescan_soon();
 	}
-	keep_stop();
+	sync_keep_stop();
 	sy.st.routes_adopted += sy.apply_adopted;
 	log_info("sync: table %u %s: %s done, %llu routes of fibd's adopted", t->id,
 	    family_name(t->family), sy.apply_rescan ? "rescan" : "first scan",
@@ -645,7 +518,7 @@ sync_job_end(bool ok, const char *why)
 	drop_attrs(0);
 	sy.n_keys = 0;
 	sy.keys_failed = false;
-	keep_stop();
+	sync_keep_stop();
 	sy.cur = NULL;
 	sy.busy = false;
 	sync_start_next();
@@ -809,7 +682,7 @@ sync_close(void)
 	free(sy.keys);
 	sy.keys = NULL;
 	sy.n_keys = sy.cap_keys = 0;
-	keep_stop();
+	sync_keep_stop();
 	free(sy.kept);
 	sy.kept = NULL;
 	sy.kept_cap = 0;
