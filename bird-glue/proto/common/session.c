@@ -36,7 +36,7 @@
 #define FIBD_TX_ROUNDS	16		/* socket buffers filled per tx event, at most */
 #define FIBD_TX_CHUNK	8192		/* bytes taken off the pending set between looks at the clock */
 #define FIBD_STOP_WAIT	(1 S_)		/* BYE gets this long to drain at shutdown */
-#define FIBD_COMMIT_WAIT (10 MS_)	/* the first connect, while its commit runs */
+#define FIBD_COMMIT_WAIT (10 MS_)	/* FEED_END's look for the end of the commit (BIRD 3) */
 /*
  * The pending set's empty chunks (pending.c) go back to the kernel once
  * nothing has been pending nor sent for FIBD_TRIM_WAIT, FIBD_TRIM_STEP chunks
@@ -49,6 +49,7 @@ static void fibd_connect(timer *t);
 static void fibd_disconnect(struct fibd_proto *p, const char *why);
 static void fibd_export_resume(struct fibd_proto *p);
 static void fibd_trim_later(struct fibd_proto *p);
+static void fibd_feed_end(struct fibd_proto *p);
 
 /*
  *	The pending set (pending.c)
@@ -110,6 +111,7 @@ fibd_stopped(struct fibd_proto *p)
   tm_stop(p->stop_timer);
   tm_stop(p->retry_timer);
   tm_stop(p->trim_timer);
+  tm_stop(p->commit_timer);
   fibd_close_session(p);
   proto_notify_state(&p->p, FIBD_PS_DONE);
 }
@@ -244,7 +246,14 @@ fibd_export_event(void *data)
     return;
   }
   p->export_paused &= ~bit;
+  /* (BIRD 3) A run that begins after the commit and is not deferred drains what it imported. */
+  int after_commit = FIBD_FEED_DRAIN && !(p->feed_drained & bit) && !FIBD_COMMIT_PENDING(p);
   p->export_hook[c == p->ip6](c);
+  if (after_commit && FIBD_EXPORT_DRAINED(c))
+  {
+    p->feed_drained |= bit;
+    fibd_feed_end(p);
+  }
 }
 
 /* Run again the events fibd_export_event skipped. */
@@ -484,7 +493,55 @@ fibd_notify(struct fibd_proto *p, const net_addr *n, const rte *new, int had_old
   fibd_queue_route(p, fam, net_pxlen(n), prefix, metric);
 }
 
-/* A channel's feed is over; after the first one of each channel since WELCOME, FEED_END. */
+/*
+ * FEED_END, once the first feed of each channel since WELCOME is over and, in
+ * BIRD 3, each channel's export has drained in a run that began after the
+ * commit that started the protocol had returned (version.h): a feed that began
+ * while static protocols were still importing ends before their last routes
+ * are in, and those come as updates after it; fibd prunes at FEED_END what the
+ * feed did not send. Until that run, the commit timer looks for the commit's
+ * end every FIBD_COMMIT_WAIT and then runs each channel's export once more.
+ */
+static void
+fibd_feed_end(struct fibd_proto *p)
+{
+  u8 all = (p->ip4 ? 1 : 0) | (p->ip6 ? 2 : 0);
+
+  if (p->state != FIBD_S_UP || p->feeds_open || p->feed_ended)
+    return;
+  if (FIBD_FEED_DRAIN && (p->feed_drained & all) != all)
+  {
+    if (!tm_active(p->commit_timer))
+      FIBD_TM_START(p, p->commit_timer, FIBD_COMMIT_WAIT);
+    return;
+  }
+  p->msg.type = PS_FEED_END;
+  p->msg.u.generation = p->generation;
+  fibd_queue_mark(p);
+  p->feed_ended = current_time();
+  p->feed_routes = p->st.routes_sent - p->feed_routes;
+  log(L_INFO "%s: full feed queued for fibd (%lu routes)", p->p.name, p->feed_routes);
+}
+
+static void
+fibd_commit_check(timer *t)
+{
+  struct fibd_proto *p = t->data;
+
+  if (p->state != FIBD_S_UP || p->feed_ended)
+    return;
+  if (FIBD_COMMIT_PENDING(p))
+  {
+    FIBD_TM_START(p, t, FIBD_COMMIT_WAIT);
+    return;
+  }
+  if (p->ip4 && !(p->feed_drained & 1))
+    fibd_channel_resume(p->ip4);
+  if (p->ip6 && !(p->feed_drained & 2))
+    fibd_channel_resume(p->ip6);
+}
+
+/* A channel's feed is over: the first one of each channel since WELCOME may end the full feed. */
 void
 fibd_channel_fed(struct channel *c)
 {
@@ -494,14 +551,7 @@ fibd_channel_fed(struct channel *c)
   if (!(p->feeds_open & bit) || p->state != FIBD_S_UP)
     return;
   p->feeds_open &= ~bit;
-  if (p->feeds_open)
-    return;
-  p->msg.type = PS_FEED_END;
-  p->msg.u.generation = p->generation;
-  fibd_queue_mark(p);
-  p->feed_ended = current_time();
-  p->feed_routes = p->st.routes_sent - p->feed_routes;
-  log(L_INFO "%s: full feed queued for fibd (%lu routes)", p->p.name, p->feed_routes);
+  fibd_feed_end(p);
 }
 
 
@@ -595,6 +645,7 @@ fibd_welcome(struct fibd_proto *p, const struct ps_welcome *w)
 
   p->generation = (u64) current_real_time();
   p->feeds_open = (p->ip4 ? 1 : 0) | (p->ip6 ? 2 : 0);
+  p->feed_drained = 0;
   p->feed_started = current_time();
   p->feed_ended = 0;
   p->feed_routes = p->st.routes_sent;
@@ -639,7 +690,7 @@ fibd_rx_hook(sock *sk, uint size)
 	break;
       case PS_REFEED:
 	/* Sent after WELCOME to a name fibd knows nothing of: our feed is under way. */
-	if (!p->feeds_open && p->state == FIBD_S_UP)
+	if (p->feed_ended && p->state == FIBD_S_UP)
 	{
 	  log(L_INFO "%s: fibd asks for a full feed", p->p.name);
 	  fibd_refeed(p);
@@ -779,13 +830,6 @@ fibd_connect(timer *t)
   /* Only while starting: a timer left over from a stop must not connect again. */
   if (p->p.proto_state != PS_START)
     return;
-  /* Nor before the commit that started it has returned (version.h): the feed
-   * would miss routes that protocols starting after this one import in it. */
-  if (FIBD_COMMIT_PENDING(p))
-  {
-    FIBD_TM_START(p, t, FIBD_COMMIT_WAIT);
-    return;
-  }
   if (strlen(p->cf->socket) >= sizeof(sa.sun_path))
   {
     log(L_ERR "%s: socket path %s is too long", p->p.name, p->cf->socket);
@@ -900,6 +944,7 @@ fibd_start(struct proto *P)
   p->retry_timer = tm_new_init(P->pool, fibd_connect, p, 0, 0);
   p->stop_timer = tm_new_init(P->pool, fibd_stop_timeout, p, 0, 0);
   p->trim_timer = tm_new_init(P->pool, fibd_trim, p, 0, 0);
+  p->commit_timer = tm_new_init(P->pool, fibd_commit_check, p, 0, 0);
   p->tx_event = ev_new_init(P->pool, fibd_send_tx, p);
   p->retry = FIBD_RETRY_MIN;
   p->log_tbf = (struct tbf) TBF_DEFAULT_LOG_LIMITS;
@@ -989,7 +1034,7 @@ fibd_state_name(struct fibd_proto *p)
   {
   case FIBD_S_IDLE:	return "connecting";
   case FIBD_S_HELLO:	return "hello sent";
-  case FIBD_S_UP:	return p->feeds_open ? "feeding" : "connected";
+  case FIBD_S_UP:	return p->feed_ended ? "connected" : "feeding";
   case FIBD_S_STOPPING:	return "stopping";
   default:		return "?";
   }

@@ -37,7 +37,8 @@
  * read (a hung fibd): then the pending set takes the changes.
  *
  * Feeds: BIRD 3 has no feed_begin; a feed starts when the protocol goes UP
- * (after WELCOME) and export_fed ends it. export_fed also fires after
+ * (after WELCOME) and export_fed ends it, but FEED_END waits for the commit
+ * that started the protocol (version.h). export_fed also fires after
  * refeeds, which feeds_open ignores.
  *
  * Learn: LEARN messages are imported as the kernel protocol imports alien
@@ -172,18 +173,32 @@ fibd_channel_resume(struct channel *c)
     ev_send(c->out_req.r.target, c->out_req.r.event);
 }
 
+/* Called from the channel's export event: wrap it, once per export start. */
 static void
-fibd_rt_notify(struct proto *P, struct channel *c, const net_addr *n, rte *new, const rte *old)
+fibd_wrap_export(struct fibd_proto *p, struct channel *c)
 {
-  struct fibd_proto *p = (void *) P;
-
-  /* Called from the channel's export event: wrap it, once per export start. */
   if (c->out_event.hook && c->out_event.hook != fibd_export_event)
   {
     p->export_hook[c == p->ip6] = c->out_event.hook;
     c->out_event.hook = fibd_export_event;
   }
+}
+
+static void
+fibd_rt_notify(struct proto *P, struct channel *c, const net_addr *n, rte *new, const rte *old)
+{
+  struct fibd_proto *p = (void *) P;
+
+  fibd_wrap_export(p, c);
   fibd_notify(p, n, new, !!old);
+}
+
+/* Also wrapped here, for a channel that exported nothing: FEED_END waits for its next run. */
+static void
+fibd_export_fed(struct channel *c)
+{
+  fibd_wrap_export((void *) c->proto, c);
+  fibd_channel_fed(c);
 }
 
 
@@ -380,7 +395,7 @@ fibd_init(struct proto_config *CF)
   fibd_init_common(p, CF);
   P->preexport = fibd_preexport;
   P->rt_notify = fibd_rt_notify;
-  P->export_fed = fibd_channel_fed;
+  P->export_fed = fibd_export_fed;
   P->sources.class = &fibd_rte_owner_class;
   return P;
 }
