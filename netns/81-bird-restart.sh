@@ -94,6 +94,20 @@ check "BIRD crash and restart: table 100 is exactly BIRD's routes" kernel_table_
 # ended before they were done would make fibd prune and write again.)
 after=$(writes)
 diag "BIRD crash: fibd's adds, replaces, deletes before $before, after $after"
+# Whether the check below met the case it is for: BIRD's start-up (its last
+# "Started") still under way when the glue connected (its last "connected").
+diag "BIRD crash: $(python3 -c 'import re, sys
+from datetime import datetime
+last = {}
+for line in open(sys.argv[1]):
+    m = re.search(r"(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d+) .*<INFO> (Started|f1: connected)", line)
+    if m:
+        last[m.group(2)] = datetime.strptime(m.group(1), "%Y-%m-%d %H:%M:%S.%f")
+if len(last) == 2:
+    ms = (last["Started"] - last["f1: connected"]).total_seconds() * 1000
+    print("the feed began %.0f ms %s BIRD had started" % (abs(ms), "before" if ms > 0 else "after"))
+else:
+    print("BIRD logged no start or no connect")' "$W/bird.conf.log")"
 check "BIRD crash and restart: the new feed cost fibd no write (adds, replaces, deletes: $before, then $after)" \
 	test "$before" = "$after"
 

@@ -26,9 +26,10 @@
  *
  * Flow control: BIRD 3 pulls exports in the channel's export event, which
  * BIRD sends to this loop when there is something to read. The glue wraps
- * that event (the first rt_notify after each export start does it): a run
- * is skipped while the pending set holds FIBD_EXPORT_HIGH changes or more,
- * and the event is sent again once fibd has read it down to FIBD_EXPORT_LOW.
+ * that event (the first rt_notify or export_fed after each export start does
+ * it): a run is skipped while the pending set holds FIBD_EXPORT_HIGH changes
+ * or more, and the event is sent again once fibd has read it down to
+ * FIBD_EXPORT_LOW.
  * Meanwhile the changes wait in BIRD's table (what the feed has not read yet)
  * and in the table's journal (changes since), not as encoded messages here:
  * a full feed took 114 MiB of pending set without this. A journal that
@@ -120,13 +121,15 @@ fibd_preexport(struct channel *c, rte *e)
 }
 
 /*
- * The first connect waits for the commit that started the protocol (version.h):
- * the start takes a ticket and sends fibd_commit_event to the main loop's
- * list, which runs it once the synchronous part of the commit has returned
- * (the first commit's: before the main loop runs at all). A commit whose later
- * phases wait for an old protocol to stop goes on from the main loop after
- * that; the routes of the old configuration are all in the table by then, so
- * the feed misses none that fibd kept, and the new ones come as updates. The
+ * The first FEED_END waits for the commit that started the protocol
+ * (version.h): the start takes a ticket and sends fibd_commit_event to the
+ * main loop's list, which runs it once the synchronous part of the commit has
+ * returned (the first commit's: before the main loop runs at all); what the
+ * commit's static protocols imported is in the table's journal by then. A
+ * commit whose later phases wait for an old protocol to stop goes on from the
+ * main loop after that; the routes of the protocols it kept running are in
+ * the table, and those of protocols it restarts come as updates, after
+ * FEED_END (fibd may prune and then write them again, as with BIRD 2). The
  * pass recorded covers every ticket taken before it ran. The start runs on the
  * main loop, or in the protocol's own loop on a restart (birdc restart): the
  * fences order the ticket against the event's queueing. One event for all
