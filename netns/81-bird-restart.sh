@@ -16,8 +16,8 @@ require_bird
 tap_plan 16
 diag "$("$BIRD_DIR/bird" --version 2>&1)"
 
-# 50,000 routes: BIRD 3's static import of 20,000 ended before its feed began,
-# and a feed that ends early (see the crash below) went unnoticed.
+# 50,000 routes: BIRD 3's static import of 20,000 ended before a feed that did
+# not wait for it began, and its early end (see the crash below) went unnoticed.
 N4=${BIRD_RESTART_V4:-40000}
 N6=${BIRD_RESTART_V6:-10000}
 N=$((N4 + N6))
@@ -90,12 +90,13 @@ read -r min samples _ gap _ <<<"$(sampler_stop "$S" "$W/s2")"
 diag "BIRD crash: $samples samples (longest gap $gap ms), fewest routes $min"
 check "BIRD crash and restart: no route missing at any sample ($samples samples)" test "$min" -ge "$N"
 check "BIRD crash and restart: table 100 is exactly BIRD's routes" kernel_table_is "$A" 100 "$W/want"
-# (BIRD 3 feeds while its static protocols still import: a full feed that
-# ended before they were done would make fibd prune and write again.)
+# (BIRD 3 starts the protocol before its static protocols import: a full feed
+# that ended before they were done would make fibd prune and write again. The
+# glue's first connect waits for the commit; without the wait this failed.)
 after=$(writes)
 diag "BIRD crash: fibd's adds, replaces, deletes before $before, after $after"
-# Whether the check below met the case it is for: BIRD's start-up (its last
-# "Started") still under way when the glue connected (its last "connected").
+# When the glue connected (its last "connected") against BIRD's start-up (its
+# last "Started"): after it, as long as the first connect waits for the commit.
 diag "BIRD crash: $(python3 -c 'import re, sys
 from datetime import datetime
 last = {}

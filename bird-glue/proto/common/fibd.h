@@ -85,7 +85,6 @@ struct fibd_proto {
   event *tx_event;			/* the pump, bounded per run */
   timer *stop_timer;			/* shutdown: give BYE this long to drain */
   timer *trim_timer;			/* empty chunks back to the kernel while nothing is pending */
-  timer *commit_timer;			/* BIRD 3: FEED_END waits for the commit that started the protocol */
   struct ps_dec *dec;			/* fibd's messages */
   u8 drop_pending;			/* the pending limit was hit: drop from the tx event */
   u8 export_paused;			/* channels (1: ip4, 2: ip6) whose export or feed run was skipped at the high-water mark */
@@ -94,10 +93,9 @@ struct fibd_proto {
 
   struct fibd_pending q;		/* changes waiting for the socket */
 
-  u64 commit_ticket;			/* BIRD 3: the main loop's pass the first FEED_END waits for */
+  u64 commit_ticket;			/* BIRD 3: the main loop's pass its first connect waits for */
   u64 generation;			/* of the open or last full feed */
   uint feeds_open;			/* channels whose initial feed has not ended */
-  u8 feed_drained;			/* BIRD 3: channels whose export drained in a run begun after that commit */
   u8 learn_refreshing;			/* 1 IPv4, 2 IPv6: fibd's refresh of it is open */
   u8 learned_any;			/* 1 IPv4, 2 IPv6: LEARN adds came in this session */
   btime feed_started, feed_ended;

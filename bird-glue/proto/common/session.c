@@ -36,7 +36,7 @@
 #define FIBD_TX_ROUNDS	16		/* socket buffers filled per tx event, at most */
 #define FIBD_TX_CHUNK	8192		/* bytes taken off the pending set between looks at the clock */
 #define FIBD_STOP_WAIT	(1 S_)		/* BYE gets this long to drain at shutdown */
-#define FIBD_COMMIT_WAIT (10 MS_)	/* FEED_END's look for the end of the commit (BIRD 3) */
+#define FIBD_COMMIT_WAIT (10 MS_)	/* the first connect, while its commit runs */
 /*
  * The pending set's empty chunks (pending.c) go back to the kernel once
  * nothing has been pending nor sent for FIBD_TRIM_WAIT, FIBD_TRIM_STEP chunks
@@ -49,7 +49,6 @@ static void fibd_connect(timer *t);
 static void fibd_disconnect(struct fibd_proto *p, const char *why);
 static void fibd_export_resume(struct fibd_proto *p);
 static void fibd_trim_later(struct fibd_proto *p);
-static void fibd_feed_end(struct fibd_proto *p);
 
 /*
  *	The pending set (pending.c)
@@ -97,7 +96,6 @@ fibd_close_session(struct fibd_proto *p)
     p->sk = NULL;
   }
   p->dec = ps_dec_free(p->dec);
-  tm_stop(p->commit_timer);
   fibd_pending_flush(&p->q);
   p->feeds_open = 0;
   p->drop_pending = 0;
@@ -206,19 +204,14 @@ fibd_trim(timer *t)
  * changes wait in BIRD's table meanwhile; fibd_export_resume runs the
  * skipped events again. A run at the mark that goes all the same is counted
  * with its reason (per run, where export_pauses counts pauses), so that a
- * pending set far past the mark is explained. While the commit that started
- * the protocol still runs (BIRD 3), its static imports cork BIRD, not BGP's
- * updates: the export pauses all the same, and the changes wait in the
- * table's journal (about a third of their size here) until the commit is
- * over. Going on, a feed beside the import of 750 k routes took 650 k pending
- * changes (68 MiB), and BIRD's CLI answered a probe after 200 to 290 ms.
+ * pending set far past the mark is explained.
  */
 static int
 fibd_export_pause(struct fibd_proto *p)
 {
   if (p->state != FIBD_S_UP || p->q.routes < FIBD_EXPORT_HIGH)
     return 0;
-  if (fibd_export_corked() && !FIBD_COMMIT_PENDING(p))
+  if (fibd_export_corked())
   {
     p->st.export_corked++;
     return 0;
@@ -251,14 +244,7 @@ fibd_export_event(void *data)
     return;
   }
   p->export_paused &= ~bit;
-  /* (BIRD 3) A run that begins after the commit and is not deferred drains what it imported. */
-  int after_commit = FIBD_FEED_DRAIN && !(p->feed_drained & bit) && !FIBD_COMMIT_PENDING(p);
   p->export_hook[c == p->ip6](c);
-  if (after_commit && FIBD_EXPORT_DRAINED(c))
-  {
-    p->feed_drained |= bit;
-    fibd_feed_end(p);
-  }
 }
 
 /* Run again the events fibd_export_event skipped. */
@@ -498,55 +484,7 @@ fibd_notify(struct fibd_proto *p, const net_addr *n, const rte *new, int had_old
   fibd_queue_route(p, fam, net_pxlen(n), prefix, metric);
 }
 
-/*
- * FEED_END, once the first feed of each channel since WELCOME is over and, in
- * BIRD 3, each channel's export has drained in a run that began after the
- * commit that started the protocol had returned (version.h): a feed that began
- * while static protocols were still importing ends before their last routes
- * are in, and those come as updates after it; fibd prunes at FEED_END what the
- * feed did not send. Until that run, the commit timer looks for the commit's
- * end every FIBD_COMMIT_WAIT and then runs each channel's export once more.
- */
-static void
-fibd_feed_end(struct fibd_proto *p)
-{
-  u8 all = (p->ip4 ? 1 : 0) | (p->ip6 ? 2 : 0);
-
-  if (p->state != FIBD_S_UP || p->feeds_open || p->feed_ended)
-    return;
-  if (FIBD_FEED_DRAIN && (p->feed_drained & all) != all)
-  {
-    if (!tm_active(p->commit_timer))
-      FIBD_TM_START(p, p->commit_timer, FIBD_COMMIT_WAIT);
-    return;
-  }
-  p->msg.type = PS_FEED_END;
-  p->msg.u.generation = p->generation;
-  fibd_queue_mark(p);
-  p->feed_ended = current_time();
-  p->feed_routes = p->st.routes_sent - p->feed_routes;
-  log(L_INFO "%s: full feed queued for fibd (%lu routes)", p->p.name, p->feed_routes);
-}
-
-static void
-fibd_commit_check(timer *t)
-{
-  struct fibd_proto *p = t->data;
-
-  if (p->state != FIBD_S_UP || p->feed_ended)
-    return;
-  if (FIBD_COMMIT_PENDING(p))
-  {
-    FIBD_TM_START(p, t, FIBD_COMMIT_WAIT);
-    return;
-  }
-  if (p->ip4 && !(p->feed_drained & 1))
-    fibd_channel_resume(p->ip4);
-  if (p->ip6 && !(p->feed_drained & 2))
-    fibd_channel_resume(p->ip6);
-}
-
-/* A channel's feed is over: the first one of each channel since WELCOME may end the full feed. */
+/* A channel's feed is over; after the first one of each channel since WELCOME, FEED_END. */
 void
 fibd_channel_fed(struct channel *c)
 {
@@ -556,7 +494,14 @@ fibd_channel_fed(struct channel *c)
   if (!(p->feeds_open & bit) || p->state != FIBD_S_UP)
     return;
   p->feeds_open &= ~bit;
-  fibd_feed_end(p);
+  if (p->feeds_open)
+    return;
+  p->msg.type = PS_FEED_END;
+  p->msg.u.generation = p->generation;
+  fibd_queue_mark(p);
+  p->feed_ended = current_time();
+  p->feed_routes = p->st.routes_sent - p->feed_routes;
+  log(L_INFO "%s: full feed queued for fibd (%lu routes)", p->p.name, p->feed_routes);
 }
 
 
@@ -650,7 +595,6 @@ fibd_welcome(struct fibd_proto *p, const struct ps_welcome *w)
 
   p->generation = (u64) current_real_time();
   p->feeds_open = (p->ip4 ? 1 : 0) | (p->ip6 ? 2 : 0);
-  p->feed_drained = 0;
   p->feed_started = current_time();
   p->feed_ended = 0;
   p->feed_routes = p->st.routes_sent;
@@ -695,7 +639,7 @@ fibd_rx_hook(sock *sk, uint size)
 	break;
       case PS_REFEED:
 	/* Sent after WELCOME to a name fibd knows nothing of: our feed is under way. */
-	if (p->feed_ended && p->state == FIBD_S_UP)
+	if (!p->feeds_open && p->state == FIBD_S_UP)
 	{
 	  log(L_INFO "%s: fibd asks for a full feed", p->p.name);
 	  fibd_refeed(p);
@@ -835,6 +779,13 @@ fibd_connect(timer *t)
   /* Only while starting: a timer left over from a stop must not connect again. */
   if (p->p.proto_state != PS_START)
     return;
+  /* Nor before the commit that started it has returned (version.h): the feed
+   * would miss routes that protocols starting after this one import in it. */
+  if (FIBD_COMMIT_PENDING(p))
+  {
+    FIBD_TM_START(p, t, FIBD_COMMIT_WAIT);
+    return;
+  }
   if (strlen(p->cf->socket) >= sizeof(sa.sun_path))
   {
     log(L_ERR "%s: socket path %s is too long", p->p.name, p->cf->socket);
@@ -949,7 +900,6 @@ fibd_start(struct proto *P)
   p->retry_timer = tm_new_init(P->pool, fibd_connect, p, 0, 0);
   p->stop_timer = tm_new_init(P->pool, fibd_stop_timeout, p, 0, 0);
   p->trim_timer = tm_new_init(P->pool, fibd_trim, p, 0, 0);
-  p->commit_timer = tm_new_init(P->pool, fibd_commit_check, p, 0, 0);
   p->tx_event = ev_new_init(P->pool, fibd_send_tx, p);
   p->retry = FIBD_RETRY_MIN;
   p->log_tbf = (struct tbf) TBF_DEFAULT_LOG_LIMITS;
@@ -1039,7 +989,7 @@ fibd_state_name(struct fibd_proto *p)
   {
   case FIBD_S_IDLE:	return "connecting";
   case FIBD_S_HELLO:	return "hello sent";
-  case FIBD_S_UP:	return p->feed_ended ? "connected" : "feeding";
+  case FIBD_S_UP:	return p->feeds_open ? "feeding" : "connected";
   case FIBD_S_STOPPING:	return "stopping";
   default:		return "?";
   }

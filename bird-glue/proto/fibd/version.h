@@ -21,13 +21,8 @@
  * whole buffers a run took up to 39 ms there (BIRD's debug latency).
  */
 #define FIBD_TX_BUDGET_NS	1000000ULL
-/*
- * The commit runs in the same loop: the protocol cannot connect meanwhile, so a
- * feed begins after it and FEED_END goes when the feed ends.
- */
+/* The commit runs in the same loop: the protocol cannot connect meanwhile. */
 #define FIBD_AFTER_COMMIT(p)	do { } while (0)
 #define FIBD_COMMIT_PENDING(p)	0
-#define FIBD_FEED_DRAIN		0
-#define FIBD_EXPORT_DRAINED(c)	1
 
 #endif

@@ -26,10 +26,9 @@
  *
  * Flow control: BIRD 3 pulls exports in the channel's export event, which
  * BIRD sends to this loop when there is something to read. The glue wraps
- * that event (the first rt_notify or export_fed after each export start does
- * it): a run is skipped while the pending set holds FIBD_EXPORT_HIGH changes
- * or more, and the event is sent again once fibd has read it down to
- * FIBD_EXPORT_LOW.
+ * that event (the first rt_notify after each export start does it): a run
+ * is skipped while the pending set holds FIBD_EXPORT_HIGH changes or more,
+ * and the event is sent again once fibd has read it down to FIBD_EXPORT_LOW.
  * Meanwhile the changes wait in BIRD's table (what the feed has not read yet)
  * and in the table's journal (changes since), not as encoded messages here:
  * a full feed took 114 MiB of pending set without this. A journal that
@@ -38,8 +37,7 @@
  * read (a hung fibd): then the pending set takes the changes.
  *
  * Feeds: BIRD 3 has no feed_begin; a feed starts when the protocol goes UP
- * (after WELCOME) and export_fed ends it, but FEED_END waits for the commit
- * that started the protocol (version.h). export_fed also fires after
+ * (after WELCOME) and export_fed ends it. export_fed also fires after
  * refeeds, which feeds_open ignores.
  *
  * Learn: LEARN messages are imported as the kernel protocol imports alien
@@ -121,15 +119,13 @@ fibd_preexport(struct channel *c, rte *e)
 }
 
 /*
- * The first FEED_END waits for the commit that started the protocol
- * (version.h): the start takes a ticket and sends fibd_commit_event to the
- * main loop's list, which runs it once the synchronous part of the commit has
- * returned (the first commit's: before the main loop runs at all); what the
- * commit's static protocols imported is in the table's journal by then. A
- * commit whose later phases wait for an old protocol to stop goes on from the
- * main loop after that; the routes of the protocols it kept running are in
- * the table, and those of protocols it restarts come as updates, after
- * FEED_END (fibd may prune and then write them again, as with BIRD 2). The
+ * The first connect waits for the commit that started the protocol (version.h):
+ * the start takes a ticket and sends fibd_commit_event to the main loop's
+ * list, which runs it once the synchronous part of the commit has returned
+ * (the first commit's: before the main loop runs at all). A commit whose later
+ * phases wait for an old protocol to stop goes on from the main loop after
+ * that; the routes of the old configuration are all in the table by then, so
+ * the feed misses none that fibd kept, and the new ones come as updates. The
  * pass recorded covers every ticket taken before it ran. The start runs on the
  * main loop, or in the protocol's own loop on a restart (birdc restart): the
  * fences order the ticket against the event's queueing. One event for all
@@ -176,32 +172,18 @@ fibd_channel_resume(struct channel *c)
     ev_send(c->out_req.r.target, c->out_req.r.event);
 }
 
-/* Called from the channel's export event: wrap it, once per export start. */
-static void
-fibd_wrap_export(struct fibd_proto *p, struct channel *c)
-{
-  if (c->out_event.hook && c->out_event.hook != fibd_export_event)
-  {
-    p->export_hook[c == p->ip6] = c->out_event.hook;
-    c->out_event.hook = fibd_export_event;
-  }
-}
-
 static void
 fibd_rt_notify(struct proto *P, struct channel *c, const net_addr *n, rte *new, const rte *old)
 {
   struct fibd_proto *p = (void *) P;
 
-  fibd_wrap_export(p, c);
+  /* Called from the channel's export event: wrap it, once per export start. */
+  if (c->out_event.hook && c->out_event.hook != fibd_export_event)
+  {
+    p->export_hook[c == p->ip6] = c->out_event.hook;
+    c->out_event.hook = fibd_export_event;
+  }
   fibd_notify(p, n, new, !!old);
-}
-
-/* Also wrapped here, for a channel that exported nothing: FEED_END waits for its next run. */
-static void
-fibd_export_fed(struct channel *c)
-{
-  fibd_wrap_export((void *) c->proto, c);
-  fibd_channel_fed(c);
 }
 
 
@@ -398,7 +380,7 @@ fibd_init(struct proto_config *CF)
   fibd_init_common(p, CF);
   P->preexport = fibd_preexport;
   P->rt_notify = fibd_rt_notify;
-  P->export_fed = fibd_export_fed;
+  P->export_fed = fibd_channel_fed;
   P->sources.class = &fibd_rte_owner_class;
   return P;
 }

@@ -7,8 +7,6 @@
 #ifndef _BIRD_FIBD_VERSION_H_
 #define _BIRD_FIBD_VERSION_H_
 
-#include "lib/io-loop.h"
-
 /*
  * The protocol gets its own loop (and thread), off the main one; its timers
  * and events belong to that loop, and its socket is opened in it.
@@ -31,30 +29,20 @@
 /*
  * A configuration commit starts its protocols in phases on the main loop: this
  * one (a connector, like kernel) before the static protocols, which import
- * their routes later in the same commit. Its own loop runs meanwhile (on
+ * their routes later in the same commit. Its own loop may run meanwhile, on
  * reconfiguration and, with bird-3.3.2-startup.patch, in the first commit
- * too), so it connects and its feed begins while they import: fibd installs
- * the routes as BIRD imports them. Such a feed ends before the last static
- * routes are in; they follow as updates, and a FEED_END then would make fibd
+ * too: a feed then would end before the static routes are in, and fibd would
  * prune what it had kept of them from the last session (BIRD restarted). So
  * the start sends an event to the main loop, which runs it once the commit
- * (its synchronous part) has returned, and FEED_END waits for that and then
- * for a run of each channel's export that began after it and drained the
- * table's journal (session.c, fibd_feed_end). Not conf.c's configuring: that
- * stays set while anything holds the old configuration (a paused `birdc show
- * route`), for as long as it does.
+ * (its synchronous part) has returned, and the first connect waits for that
+ * (fibd3/fibd.c). Not conf.c's configuring: that stays set while anything
+ * holds the old configuration (a paused `birdc show route`), for as long as
+ * it does.
  */
 struct fibd_proto;
 void fibd_after_commit(struct fibd_proto *p);
 int fibd_commit_pending(struct fibd_proto *p);
 #define FIBD_AFTER_COMMIT(p)	fibd_after_commit(p)
 #define FIBD_COMMIT_PENDING(p)	fibd_commit_pending(p)
-#define FIBD_FEED_DRAIN		1
-/*
- * A channel's export run, just returned, read the journal to its end: it was
- * not deferred (BIRD's walk sends the event again when the thread's time slice
- * is spent: the event is not queued, or the slice is not spent yet).
- */
-#define FIBD_EXPORT_DRAINED(c)	(!ev_active(&(c)->out_event) || task_still_in_limit())
 
 #endif
