@@ -21,6 +21,7 @@
 #include <proto-shim/msg.h>
 
 #include "rattr.h"
+#include "table.h"
 
 /*
  * kmsg_ok - whether a netlink message of len bytes left is whole. As
@@ -115,6 +116,18 @@ struct kmsg_key {
 	uint8_t tos;
 	uint32_t metric;
 };
+
+/* The key fibd writes a route of its with: its table's, its prefix, tos and metric. */
+static inline struct kmsg_key
+kmsg_route_key(const struct route *r)
+{
+	const struct rtable *t = table_at(r->rt);
+	struct kmsg_key k = { .table = t->id, .family = t->family, .plen = route_plen(r),
+		.tos = r->tos, .metric = r->metric };
+
+	route_prefix(r, &k.prefix);
+	return k;
+}
 
 /* How kmsg_put_route writes a route's nexthops (flags). */
 #define KMSG_INLINE 0u

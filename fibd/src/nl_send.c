@@ -256,7 +256,6 @@ nl_on_rattr_free(struct rattr *a)
 static int
 build(struct route *r, enum op op)
 {
-	struct rtable *t = table_at(r->rt);
 	struct rattr *a = route_want(r);
 	size_t room = NL_BATCH_CAP - nl.batch_len;
 	bool nhid = op != OP_DEL && wants_nh_object(a), echo = false;
@@ -296,10 +295,8 @@ build(struct route *r, enum op op)
 		put_nh_objects(a);
 	}
 	{
-		struct kmsg_key k = { .table = t->id, .family = t->family, .plen = route_plen(r),
-			.tos = r->tos, .metric = r->metric };
+		struct kmsg_key k = kmsg_route_key(r);
 		uint32_t seq = ring_push(op, r, op == OP_DEL ? NULL : a, 0, echo);
-		route_prefix(r, &k.prefix);
 		nl.batch_len += kmsg_put_route(nl.batch + nl.batch_len, seq,
 		    op == OP_DEL ? KMSG_DEL : op == OP_REPLACE ? KMSG_REPLACE : KMSG_ADD_EXCL, &k,
 		    nl.protocol, a, (nhid ? KMSG_NH_OBJECT : KMSG_INLINE) | (echo ? KMSG_ECHO : 0));

@@ -112,12 +112,11 @@ sync_route_deleted(struct route *r)
 	struct rtable *t = table_at(r->rt);
 	uint32_t buf[64]; /* (aligned for netlink) */
 	struct nlmsghdr *nlh = (struct nlmsghdr *)buf;
-	struct kmsg_key k = { .table = t->id, .family = t->family, .plen = route_plen(r),
-		.tos = r->tos, .metric = r->metric };
+	struct kmsg_key k;
 
 	if (!sync_keeps(t))
 		return;
-	route_prefix(r, &k.prefix);
+	k = kmsg_route_key(r);
 	kmsg_put_route(buf, 0, KMSG_DEL, &k, sy.protocol, NULL, KMSG_INLINE);
 	nlh->nlmsg_pid = nl_portid(); /* as the kernel stamps a notification of fibd's write */
 	sync_keep(t, nlh);
