@@ -220,6 +220,9 @@ multipath_walk(const struct nlattr *mp,
 struct mp_read {
 	const struct kmsg_env *env;
 	struct ps_route *rt;
+	unsigned n_flow;   /* nexthops with a realm (a nonzero RTA_FLOW) */
+	uint32_t flow;     /* the last of them */
+	bool flows_differ; /* not all the same */
 };
 
 static bool
@@ -232,16 +235,41 @@ mp_read_one(const struct rtnexthop *nh, const struct nlattr *const *sub, void *c
 	if (!nh_from_attrs(m->env, sub[RTA_GATEWAY], sub[RTA_VIA], nh->rtnh_ifindex, nh->rtnh_flags,
 		(uint16_t)(nh->rtnh_hops + 1), &m->rt->nh[m->rt->n_nexthops]))
 		return false;
+	if (sub[RTA_FLOW]) {
+		if (mnl_attr_get_payload_len(sub[RTA_FLOW]) != 4)
+			return false;
+		if (mnl_attr_get_u32(sub[RTA_FLOW])) {
+			if (m->n_flow && mnl_attr_get_u32(sub[RTA_FLOW]) != m->flow)
+				m->flows_differ = true;
+			m->flow = mnl_attr_get_u32(sub[RTA_FLOW]);
+			m->n_flow++;
+		}
+	}
 	m->rt->n_nexthops++;
 	return true;
 }
 
+/*
+ * The nexthops of an ECMP route. The kernel keeps an IPv4 realm per nexthop
+ * (0 is none): the route has one when every nexthop has the same; other mixes
+ * the protocol cannot carry, and the route is refused. IPv6 has no realms.
+ */
 static bool
 nhs_from_multipath(const struct kmsg_env *env, const struct nlattr *mp, struct ps_route *rt)
 {
-	struct mp_read m = { env, rt };
+	struct mp_read m = { .env = env, .rt = rt };
 
-	return multipath_walk(mp, mp_read_one, &m) && rt->n_nexthops > 0;
+	if (!multipath_walk(mp, mp_read_one, &m) || rt->n_nexthops == 0)
+		return false;
+	if (rt->key.family != PS_FAM_V4)
+		return true;
+	if (m.n_flow && (m.flows_differ || m.n_flow != rt->n_nexthops))
+		return false;
+	if (m.n_flow) {
+		rt->realm = m.flow;
+		rt->has |= PS_RA_REALM;
+	}
+	return true;
 }
 
 bool
@@ -289,7 +317,8 @@ kmsg_rt_attrs(const struct kmsg_rt *kr, const struct kmsg_env *env, struct ps_ro
 		memcpy(rt->prefsrc.b, mnl_attr_get_payload(tb[RTA_PREFSRC]), alen);
 		rt->has |= PS_RA_PREFSRC;
 	}
-	if (tb[RTA_FLOW]) {
+	/* (a route-level realm: IPv4's, one nexthop; 0 is none) */
+	if (fam == PS_FAM_V4 && tb[RTA_FLOW] && mnl_attr_get_u32(tb[RTA_FLOW]) && !(rt->has & PS_RA_REALM)) {
 		rt->realm = mnl_attr_get_u32(tb[RTA_FLOW]);
 		rt->has |= PS_RA_REALM;
 	}
@@ -422,6 +451,11 @@ put_gateway(struct nlmsghdr *nlh, unsigned route_fam, const struct rnh *nh)
 	}
 }
 
+/*
+ * The nexthops written inline. An ECMP route's realm goes with each nexthop:
+ * the kernel keeps it there, and refuses a route-level RTA_FLOW that differs
+ * from the first nexthop's ("Nexthop class id does not match RTA_FLOW").
+ */
 static void
 put_nexthops(struct nlmsghdr *nlh, struct rtmsg *rtm, unsigned fam, const struct rattr *a)
 {
@@ -443,6 +477,8 @@ put_nexthops(struct nlmsghdr *nlh, struct rtmsg *rtm, unsigned fam, const struct
 			rtnh->rtnh_ifindex = nh->ifindex > 0 ? nh->ifindex : 0;
 			rtnh->rtnh_flags = (nh->flags & PS_NH_ONLINK) ? RTNH_F_ONLINK : 0;
 			put_gateway(nlh, fam, nh);
+			if (fam == PS_FAM_V4 && (a->has & PS_RA_REALM) && a->realm)
+				mnl_attr_put_u32(nlh, RTA_FLOW, a->realm);
 			rtnh->rtnh_len = (unsigned short)((char *)mnl_nlmsg_get_payload_tail(nlh) -
 			    (char *)rtnh);
 		}
@@ -500,7 +536,13 @@ kmsg_put_route(void *buf, uint32_t seq, enum kmsg_op op, const struct kmsg_key *
 		put_nexthops(nlh, rtm, k->family, a);
 	if (a->has & PS_RA_PREFSRC)
 		mnl_attr_put(nlh, RTA_PREFSRC, alen, a->prefsrc.b);
-	if (a->has & PS_RA_REALM)
+	/*
+	 * A realm is IPv4's (IPv6 drops it unsaid), kept per nexthop, 0 meaning
+	 * none: with an object, none (nl_send.c writes such a route inline);
+	 * ECMP's above.
+	 */
+	if ((a->has & PS_RA_REALM) && a->realm && k->family == PS_FAM_V4 && !(how & KMSG_NH_OBJECT) &&
+	    a->n_nh <= 1)
 		mnl_attr_put_u32(nlh, RTA_FLOW, a->realm);
 	if (a->has & PS_RA_MTU) {
 		struct nlattr *mx = mnl_attr_nest_start(nlh, RTA_METRICS);

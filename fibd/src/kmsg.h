@@ -100,9 +100,9 @@ bool kmsg_rt_oifs(const struct kmsg_rt *kr, const struct rattr *a, int *oif);
 
 /*
  * The largest message built here, with room to spare: a route of 256
- * nexthops, each an IPv6 gateway of an IPv4 route (32 bytes in RTA_MULTIPATH),
- * with every attribute, is about 8.3 KiB (test_kmsg.c builds it); a group of
- * as many is 2 KiB.
+ * nexthops, each an IPv6 gateway of an IPv4 route with its realm (40 bytes in
+ * RTA_MULTIPATH), with every attribute, is about 10.1 KiB (test_kmsg.c builds
+ * it); a group of as many is 2 KiB.
  */
 #define KMSG_MAX 12288
 

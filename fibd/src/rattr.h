@@ -109,7 +109,9 @@ struct rattr *rattr_unref(struct rattr *a);
  * what `want` asks for: the same meaning, not the same spelling (docs/design.md,
  * invariant 10). What the kernel fills in where `want` left it out matches: the
  * device it resolved for a nexthop given by its gateway alone, and the default
- * scope (IPv4; IPv6 has none). Either may be NULL (then only NULL == NULL).
+ * scope (IPv4; IPv6 has none); what it drops where `want` gave it matches too:
+ * an IPv6 route's realm, and realm 0 (none). Either may be NULL (then only
+ * NULL == NULL).
  */
 bool rattr_fulfils(const struct rattr *have, const struct rattr *want);
 

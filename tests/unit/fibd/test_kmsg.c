@@ -2,10 +2,11 @@
  * kmsg, the codec of kernel route messages, on bytes: what the writer builds
  * reads back as the same route (unicast through a gateway and a device, ECMP
  * with weights, an IPv4 route via an IPv6 gateway, the special types, prefsrc,
- * realm, mtu and a scope), a delete names the key and fibd's protocol, a
- * nexthop object (a member and a group) reads back, the kernel's copy of a
- * route written through gateways alone names the devices it picked, and what
- * is malformed is refused rather than guessed at.
+ * realm, mtu and a scope), realms where the kernel keeps them (per nexthop,
+ * IPv4 only), a delete names the key and fibd's protocol, a nexthop object (a
+ * member and a group) reads back, the kernel's copy of a route written
+ * through gateways alone names the devices it picked, and what is malformed
+ * is refused rather than guessed at.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -177,6 +178,110 @@ test_unicast_round_trips(void **state)
 	assert_null(kr.tb[RTA_OIF]);
 	assert_true(kmsg_rt_attrs(&kr, &env, &out, NULL));
 	assert_same();
+}
+
+/* The first RTA_FLOW inside the i-th nexthop of kr's RTA_MULTIPATH, or NULL. */
+static struct nlattr *
+nh_flow(const struct kmsg_rt *kr, unsigned i)
+{
+	struct rtnexthop *nh = mnl_attr_get_payload(kr->tb[RTA_MULTIPATH]);
+	struct nlattr *at;
+	int left;
+
+	while (i--)
+		nh = RTNH_NEXT(nh);
+	at = (struct nlattr *)RTNH_DATA(nh);
+	left = nh->rtnh_len - (int)RTNH_LENGTH(0);
+	for (; mnl_attr_ok(at, left); left -= (int)MNL_ALIGN(at->nla_len), at = mnl_attr_next(at))
+		if (mnl_attr_get_type(at) == RTA_FLOW)
+			return at;
+	return NULL;
+}
+
+/*
+ * Realms as the kernel keeps them: an IPv4 route's own for one nexthop, each
+ * nexthop's for ECMP (a route-level one there the kernel refuses unless it
+ * matches the first nexthop's), none for IPv6 (dropped unsaid). An ECMP route
+ * whose nexthops' realms differ, or only some have one, is refused.
+ */
+static void put_parse(struct kmsg_rt *kr, unsigned how);
+
+static void
+test_realms(void **state)
+{
+	struct kmsg_rt kr;
+	struct nlattr *at;
+	(void)state;
+
+	route_init(PS_FAM_V4, PS_RT_UNICAST);
+	add_nh("198.51.100.1", "veth7", 1);
+	in.has = PS_RA_REALM;
+	in.realm = 5;
+	round_trip(KMSG_REPLACE, &kr);
+	assert_non_null(kr.tb[RTA_FLOW]);
+	assert_true(kmsg_rt_attrs(&kr, &env, &out, NULL));
+	assert_same();
+
+	add_nh("198.51.100.2", "veth8", 2);
+	round_trip(KMSG_REPLACE, &kr);
+	assert_null(kr.tb[RTA_FLOW]);
+	assert_non_null(nh_flow(&kr, 0));
+	assert_non_null(nh_flow(&kr, 1));
+	assert_true(kmsg_rt_attrs(&kr, &env, &out, NULL));
+	assert_int_equal(out.realm, 5);
+	assert_same();
+	/* The nexthops' realms differ: not expressible. */
+	{
+		uint32_t six = 6;
+		memcpy(mnl_attr_get_payload(nh_flow(&kr, 1)), &six, sizeof(six));
+	}
+	assert_false(kmsg_rt_attrs(&kr, &env, &out, NULL));
+	/* Only the first has one: neither. */
+	nh_flow(&kr, 1)->nla_type = RTA_UNSPEC;
+	assert_false(kmsg_rt_attrs(&kr, &env, &out, NULL));
+
+	/* A nexthop's RTA_FLOW of 2 bytes: malformed. */
+	route_init(PS_FAM_V4, PS_RT_UNICAST);
+	add_nh("198.51.100.1", "veth7", 1);
+	add_nh("198.51.100.2", "veth8", 2);
+	in.has = PS_RA_REALM;
+	in.realm = 5;
+	round_trip(KMSG_REPLACE, &kr);
+	at = nh_flow(&kr, 1);
+	assert_non_null(at);
+	at->nla_len = MNL_ATTR_HDRLEN + 2;
+	assert_false(kmsg_rt_attrs(&kr, &env, &out, NULL));
+
+	/* Realm 0 is none: nothing written, for one nexthop or several. */
+	route_init(PS_FAM_V4, PS_RT_UNICAST);
+	add_nh("198.51.100.1", "veth7", 1);
+	in.has = PS_RA_REALM;
+	round_trip(KMSG_REPLACE, &kr);
+	assert_null(kr.tb[RTA_FLOW]);
+	add_nh("198.51.100.2", "veth8", 2);
+	round_trip(KMSG_REPLACE, &kr);
+	assert_null(nh_flow(&kr, 0));
+
+	/* Through a nexthop object: the object has no realm to take. */
+	route_init(PS_FAM_V4, PS_RT_UNICAST);
+	add_nh("198.51.100.1", "veth7", 1);
+	in.has = PS_RA_REALM;
+	in.realm = 5;
+	put_parse(&kr, KMSG_NH_OBJECT);
+	assert_null(kr.tb[RTA_FLOW]);
+
+	/* IPv6: none written, for one nexthop or several. */
+	route_init(PS_FAM_V6, PS_RT_UNICAST);
+	add_nh("2001:db8:ff::1", "veth7", 1);
+	in.has = PS_RA_REALM;
+	in.realm = 5;
+	round_trip(KMSG_REPLACE, &kr);
+	assert_null(kr.tb[RTA_FLOW]);
+	add_nh("2001:db8:ff::2", "veth8", 1);
+	round_trip(KMSG_REPLACE, &kr);
+	assert_null(kr.tb[RTA_FLOW]);
+	assert_null(nh_flow(&kr, 0));
+	assert_null(nh_flow(&kr, 1));
 }
 
 static void
@@ -373,6 +478,7 @@ main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_unicast_round_trips),
+		cmocka_unit_test(test_realms),
 		cmocka_unit_test(test_types_and_delete),
 		cmocka_unit_test(test_nexthop_objects),
 		cmocka_unit_test(test_kernel_devices),

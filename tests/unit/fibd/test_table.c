@@ -361,13 +361,15 @@ test_rattr_interning(void **state)
 /*
  * What the kernel holds fulfils what a client asked for when it means the same
  * (docs/design.md, invariant 10): the device the kernel resolved for a gateway given
- * alone, and the default scope written out, are no difference.
+ * alone, the default scope written out, realm 0 (none), and an IPv6 route's
+ * realm, which the kernel drops, are no difference.
  */
 static void
 test_rattr_fulfils(void **state)
 {
 	static struct ps_route r;
-	struct rattr *want, *kern, *other_dev, *other_gw, *scoped, *mtu, *link_scope;
+	struct rattr *want, *kern, *other_dev, *other_gw, *scoped, *mtu, *link_scope, *realm, *realm_b;
+	struct rattr *realm0, *kern6, *realm6;
 	(void)state;
 
 	route_with(&r, "198.51.100.1", "", 1);
@@ -388,6 +390,22 @@ test_rattr_fulfils(void **state)
 	r.has = PS_RA_MTU;
 	r.mtu = 1400;
 	mtu = rattr_intern(&r);
+	r.has = PS_RA_REALM;
+	r.realm = 5;
+	realm = rattr_intern(&r);
+	r.realm = 6;
+	realm_b = rattr_intern(&r);
+	r.realm = 0; /* none, written out */
+	realm0 = rattr_intern(&r);
+	/* IPv6, which has no realms: the kernel drops one written. */
+	route_with(&r, "198.51.100.1", "veth0", 1);
+	r.key.family = PS_FAM_V6;
+	r.nh[0].gw_family = PS_FAM_V6;
+	inet_pton(AF_INET6, "2001:db8:ff::1", r.nh[0].gw.b);
+	kern6 = rattr_intern(&r);
+	r.has = PS_RA_REALM;
+	r.realm = 5;
+	realm6 = rattr_intern(&r);
 
 	assert_ptr_not_equal(want, kern);
 	assert_true(rattr_fulfils(kern, want));       /* the device the kernel picked */
@@ -401,11 +419,18 @@ test_rattr_fulfils(void **state)
 	assert_false(rattr_fulfils(kern, mtu));       /* an attribute the kernel lacks */
 	assert_false(rattr_fulfils(mtu, kern));       /* or one nobody asked for */
 	assert_true(rattr_fulfils(mtu, mtu));
+	assert_false(rattr_fulfils(kern, realm));     /* an IPv4 realm the kernel lacks */
+	assert_false(rattr_fulfils(realm_b, realm));  /* or has another of */
+	assert_true(rattr_fulfils(kern, realm0));     /* realm 0 is none */
+	assert_true(rattr_fulfils(realm0, kern));
+	assert_true(rattr_fulfils(kern6, realm6));    /* IPv6: none to have */
+	assert_true(rattr_fulfils(realm6, kern6));
+	assert_false(rattr_fulfils(kern, realm6));    /* (not another family's route) */
 	assert_true(rattr_fulfils(NULL, NULL));
 	assert_false(rattr_fulfils(NULL, want));
 	assert_false(rattr_fulfils(kern, NULL));
 	for (struct rattr **a = (struct rattr *[]){ want, kern, other_dev, other_gw, scoped, mtu,
-		 link_scope, NULL }; *a; a++)
+		 link_scope, realm, realm_b, realm0, kern6, realm6, NULL }; *a; a++)
 		rattr_unref(*a);
 }
 
