@@ -4,13 +4,15 @@
 # routes learned over BGP from a second BIRD in another namespace; krt_prefsrc
 # and krt_metric set by export filters; a withdraw; birdc configure with a
 # changed filter; the BGP session going down takes its routes away.
+# krt_realm, krt_mtu and krt_scope set by export filters too; the glue asks for
+# failures only, so fibd sends no result for a route installed.
 set -u
 . "$(dirname "$0")/lib.sh"
 
 require_root
 require_fibd
 require_bird
-tap_plan 16
+tap_plan 18
 diag "$("$BIRD_DIR/bird" --version 2>&1)"
 
 ns_with_link A b1
@@ -48,6 +50,7 @@ protocol static s4 {
   route 10.5.0.0/16 via 198.51.100.1;
   route 10.6.0.0/16 prohibit;
   route 10.7.0.0/16 via 198.51.100.4;
+  route 10.9.0.0/16 via "va";
 }
 protocol static s4b { ipv4; route 10.7.0.0/16 via 198.51.100.5; route 10.8.0.0/16 via 198.51.100.1; }
 protocol static s6 {
@@ -74,7 +77,10 @@ protocol fibd f2 {
 protocol fibd f3 { disabled; socket "$SOCK"; kernel table 102; ipv4 { export all; }; }
 EOF
 }
-r1_conf 'if net = 10.4.0.0/16 then krt_prefsrc = 198.51.100.2; if net = 10.5.0.0/16 then reject; accept;' >"$W/r1.conf"
+r1_conf 'if net = 10.4.0.0/16 then krt_prefsrc = 198.51.100.2;
+  if net = 10.1.0.0/16 then { krt_realm = 5; krt_mtu = 1400; }
+  if net = 10.9.0.0/16 then krt_scope = 254;
+  if net = 10.5.0.0/16 then reject; accept;' >"$W/r1.conf"
 start_bird R2 "$B" "$W/r2.conf" || { not_ok "BIRD r2 starts"; exit 1; }
 start_bird R1 "$A" "$W/r1.conf" || { not_ok "BIRD r1 starts"; exit 1; }
 
@@ -87,6 +93,7 @@ start_bird R1 "$A" "$W/r1.conf" || { not_ok "BIRD r1 starts"; exit 1; }
 	echo "prohibit 10.6.0.0/16 metric 32"
 	echo "10.7.0.0/16 metric 32 nexthop via 198.51.100.4 dev va nexthop via 198.51.100.5 dev va"
 	echo "10.8.0.0/16 via 198.51.100.1 dev va metric 32"
+	echo "10.9.0.0/16 dev va metric 32"
 	for i in $(seq 0 9); do echo "10.20.$i.0/24 via 203.0.113.2 dev x0 metric 32"; done
 	echo "2001:db8:10::/48 via 2001:db8:ff::1 dev va metric 32"
 	echo "unreachable 2001:db8:11::/48 metric 32"
@@ -119,6 +126,12 @@ assert not any(g & 0x440 for g in groups), [hex(g) for g in groups]
 ' "$R1"
 check "krt_prefsrc from the export filter reaches the kernel" bash -c \
 	"ip -n $A route show table 100 10.4.0.0/16 | grep -q 'src 198.51.100.2'"
+diag "$(ip -n "$A" route show table 100 10.1.0.0/16; ip -n "$A" route show table 100 10.9.0.0/16)"
+# (a device route fibd writes with scope link unless krt_scope says otherwise)
+check "krt_realm, krt_mtu and krt_scope from the export filter reach the kernel" bash -c \
+	"ip -n $A route show table 100 10.1.0.0/16 | grep -Eq ' mtu 1400( |\$)' &&
+	 ip -n $A route show table 100 10.1.0.0/16 | grep -Eq ' realms? 5( |\$)' &&
+	 ip -n $A route show table 100 10.9.0.0/16 | grep -q ' scope host'"
 {
 	echo "10.1.0.0/16 via 198.51.100.1 dev va metric 500"
 	echo "blackhole 10.2.0.0/16"
@@ -168,8 +181,10 @@ grep -v -e '^10.1.0.0/16' -e '^10.4.0.0/16' "$W/want" >"$W/want3"
 echo "10.4.0.0/16 via 198.51.100.1 dev va metric 32" >>"$W/want3"
 echo "10.5.0.0/16 via 198.51.100.1 dev va metric 32" >>"$W/want3"
 check "birdc configure with a new filter: the table follows it" wait_until 20 kernel_table_is "$A" 100 "$W/want3"
-check "... and krt_prefsrc is gone with the filter that set it" bash -c \
-	"! ip -n $A route show table 100 10.4.0.0/16 | grep -q src"
+check "... and krt_prefsrc and krt_scope are gone with the filter that set them" bash -c \
+	"ip -n $A route show table 100 10.4.0.0/16 | grep -q 'dev va' &&
+	 ! ip -n $A route show table 100 10.4.0.0/16 | grep -q src &&
+	 ip -n $A route show table 100 10.9.0.0/16 | grep -q ' scope link'"
 check "the session survived the reconfiguration (a refeed, no reconnect)" bash -c \
 	"birdc_out=\$(ip netns exec $A $BIRD_DIR/birdc -s $W/r1.conf.ctl show protocols all f1);
 	 grep -q 'Sessions: *1 connects, 0 disconnects' <<<\"\$birdc_out\""
@@ -183,6 +198,12 @@ diag "$(grep -E 'client|^  10[01]' <<<"$status")"
 check "fibd: two BIRD clients, nothing failed or waiting" bash -c \
 	"grep -Eq 'client bird:f1 +connected' <<<\"\$1\" && grep -Eq 'client bird:f2 +connected' <<<\"\$1\" &&
 	 grep -Eq '^  100 +inet +[0-9]+ +[0-9]+ +0 +0 +0$' <<<\"\$1\"" _ "$status"
+fed=$(fibctl_in "$A" "$SOCK" -j status)
+check "the glue asked for failures only: fibd sent no result for the routes it installed" python3 -c '
+import json, sys
+f = json.loads(sys.argv[1])["feed"]
+assert f["routes"] > 0 and f["results_sent"] == 0, f
+' "$fed"
 check "BIRD logged no error" bash -c "! grep -E '<(ERR|BUG|FATAL)>' $W/r1.conf.log"
 stop_pid "$R1" TERM
 stop_pid "$R2" TERM
