@@ -6,8 +6,9 @@
 # (proto/common/ and proto/fibd/ for BIRD 2 or proto/fibd3/ for BIRD 3), link
 # proto-shim, and leave bird, birdc and birdcl in OUTDIR. Fixes of
 # BIRD itself that we carry until upstream has them (bird-VERSION-*.patch, each
-# saying why) are applied after it. Nothing is installed; a system BIRD is left
-# alone. A second run rebuilds only what changed.
+# saying why) are applied after it. No BIRD is installed and a system BIRD is left
+# alone; the Debian packages the build needs are (scripts/setup.sh --bird, as
+# root). A second run rebuilds only what changed.
 #   bird-glue/build.sh [--bird 2.0.12|2.19|3] [--src TARBALL|DIR] [--check] [--no-fixes] [--no-lto] [OUTDIR]
 #   --bird      the BIRD to build: 2.0.12 (default), 2.19 or 3
 #   --src       upstream's source for 2.19 or 3 (default: ../shared/bird/bird-VERSION.tar.gz
@@ -42,6 +43,8 @@ while [ $# -gt 0 ]; do
 	*) break ;;
 	esac
 done
+# OUTDIR, if given, comes last: an option after it would be dropped unsaid.
+[ $# -le 1 ] || { echo "build.sh: unexpected arguments after OUTDIR '$1': ${*:2}" >&2; usage; }
 case $BIRD in
 2.0.12) VERSION=2.0.12 ;;
 2.19 | 2.19.2) VERSION=2.19.2 ;;
@@ -54,6 +57,10 @@ case $VERSION in
 3.*) PROTO_DIR=fibd3 ;;
 esac
 if [ "$VERSION" = 2.0.12 ]; then
+	if [ -n "$SRC" ]; then
+		echo "build.sh: BIRD 2.0.12 comes from Debian's source package; --src is for 2.19 and 3" >&2
+		exit 2
+	fi
 	OUT=$(realpath -m "${1:-$REPO/build/bird}")
 else
 	OUT=$(realpath -m "${1:-$REPO/build/bird-$VERSION}")
@@ -71,8 +78,9 @@ flock "$lock"
 # BIRD names its version after the git repository it is in: ours is not its.
 export GIT_CEILING_DIRECTORIES=$OUT
 
-# Build dependencies, and what apt-get source needs (dpkg-dev).
-"$REPO/scripts/setup.sh"
+# Build dependencies, and what apt-get source needs (dpkg-dev): only those, not the
+# test suite's (as root it installs what is missing; otherwise it names it).
+"$REPO/scripts/setup.sh" --bird
 
 # 1. The source, once: Debian's into OUT/debian, upstream's into OUT/upstream.
 if [ "$VERSION" = 2.0.12 ]; then
@@ -99,8 +107,13 @@ if [ "$VERSION" = 2.0.12 ]; then
 	fi
 	ORIG=$OUT/debian/bird2-$VERSION
 else
-	# A tarball (upstream's release, or a git archive of the tag) or a tree.
-	srcstamp=$( (if [ -d "$SRC" ]; then echo "$SRC"; else sha256sum "$SRC"; fi) | sha256sum | cut -c1-16)
+	# A tarball (upstream's release, or a git archive of the tag) or a tree; a
+	# tree is known by its files' names, sizes and times, so that an edit in it
+	# is copied again.
+	srcstamp=$( (if [ -d "$SRC" ]; then
+		echo "$SRC"
+		find "$SRC" -type f -printf '%P %s %T@\n' | LC_ALL=C sort
+	else sha256sum "$SRC"; fi) | sha256sum | cut -c1-16)
 	if [ ! -f "$OUT/upstream/.src-$srcstamp" ]; then
 		rm -rf "$OUT/upstream"
 		mkdir -p "$OUT/upstream"

@@ -1,13 +1,22 @@
 #!/usr/bin/env bash
-# Install everything fibd needs to build and test, from Debian 12 packages.
+# Install what fibd needs, from Debian 12 packages:
+#   scripts/setup.sh          everything: build, tests, benchmarks, the Debian package
+#   scripts/setup.sh --bird   only what bird-glue/build.sh needs to build a BIRD
 # Idempotent: when every package is already installed it changes nothing.
 # Run as root (CI runs it as root on a fresh machine).
 set -euo pipefail
 
+# What building proto-shim and BIRD with the protocol takes (bird-glue/build.sh):
+# the project's meson build (libmnl and libuv are required by it), and BIRD 2.0.12
+# from Debian's source package (dpkg-dev) or upstream's tree (autoconf and the rest).
+bird_packages=(
+	gcc meson ninja-build pkg-config libmnl-dev libuv1-dev
+	dpkg-dev patch autoconf bison flex m4 libncurses-dev libreadline-dev libssh-gcrypt-dev
+)
 packages=(
+	"${bird_packages[@]}"
 	# build
-	gcc clang meson ninja-build pkg-config
-	libmnl-dev libuv1-dev
+	clang
 	# tests: cmocka, msgpack-c (the encoder's reference), libFuzzer runtime,
 	# the netns suite, vector generator
 	libcmocka-dev libmsgpack-dev libclang-rt-14-dev iproute2 iputils-ping procps python3 python3-msgpack
@@ -15,11 +24,14 @@ packages=(
 	exabgp frr gobgpd openbgpd
 	# the man pages are checked with groff
 	groff-base
-	# bird-glue/build.sh: BIRD 2.0.12 from Debian's source package
-	dpkg-dev patch autoconf bison flex m4 libncurses-dev libreadline-dev libssh-gcrypt-dev
 	# scripts/package.sh: the Debian package
 	debhelper fakeroot build-essential
 )
+case ${1:-} in
+"") ;;
+--bird) packages=("${bird_packages[@]}") ;;
+*) echo "usage: scripts/setup.sh [--bird]" >&2; exit 2 ;;
+esac
 
 missing=()
 for p in "${packages[@]}"; do
