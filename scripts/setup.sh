@@ -27,9 +27,9 @@ packages=(
 	# scripts/package.sh: the Debian package
 	debhelper fakeroot build-essential
 )
-case ${1:-} in
-"") ;;
---bird) packages=("${bird_packages[@]}") ;;
+case "$#:${1:-}" in
+0:) ;;
+1:--bird) packages=("${bird_packages[@]}") ;;
 *) echo "usage: scripts/setup.sh [--bird]" >&2; exit 2 ;;
 esac
 

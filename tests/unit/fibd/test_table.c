@@ -420,6 +420,7 @@ test_rattr_fulfils(void **state)
 	assert_false(rattr_fulfils(mtu, kern));       /* or one nobody asked for */
 	assert_true(rattr_fulfils(mtu, mtu));
 	assert_false(rattr_fulfils(kern, realm));     /* an IPv4 realm the kernel lacks */
+	assert_false(rattr_fulfils(realm, kern));     /* or has, asked by nobody */
 	assert_false(rattr_fulfils(realm_b, realm));  /* or has another of */
 	assert_true(rattr_fulfils(kern, realm0));     /* realm 0 is none */
 	assert_true(rattr_fulfils(realm0, kern));
