@@ -46,10 +46,8 @@ check "the MTU and the source beside them" bash -c '
 	grep -q "src 198.51.100.2" <<<"$1" && grep -q "mtu 1280" <<<"$2"' _ \
 	"$(shown route show 192.0.2.128/25)" "$(shown route show 10.1.0.0/16)"
 
-writes() { # fibd's netlink adds, replaces and deletes, and routes taken for changed, so far
-	fibctl_in "$NS" "$SOCK" -j status | python3 -c 'import json, sys
-s = json.load(sys.stdin)
-print(s["netlink"]["adds"], s["netlink"]["replaces"], s["netlink"]["deletes"], s["sync"]["routes_changed"])'
+writes() { # fibd's writes, and routes a rescan took for changed
+	fibd_counters "$NS" "$SOCK" netlink.adds netlink.replaces netlink.deletes sync.routes_changed
 }
 # diff N: fibctl diff of table 100 into $W/diffN (a fresh dump of each family,
 # answered once its rescan is over, repair walk included); its exit in rc

@@ -75,10 +75,7 @@ assert s["netlink"]["adds"] == 0 and s["netlink"]["replaces"] == 0, s["netlink"]
 ' "$status" "$N"
 
 # BIRD killed (a crash) and started again within the stale time.
-writes() { # fibd's netlink adds, replaces and deletes so far
-	fibctl_in "$A" "$SOCK" -j status | python3 -c 'import json, sys
-n = json.load(sys.stdin)["netlink"]; print(n["adds"], n["replaces"], n["deletes"])'
-}
+writes() { fibd_counters "$A" "$SOCK" netlink.adds netlink.replaces netlink.deletes; }
 before=$(writes)
 sampler_start S "$A" 100 "$W/s2"
 stop_pid "$BIRD_PID" KILL

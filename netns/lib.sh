@@ -291,6 +291,16 @@ fibctl_in() {
 	"${_ours[@]}" ip netns exec "$ns" "$FIBCTL" -s "$sock" "$@"
 }
 
+# fibd_counters NS SOCKET SECTION.NAME...: those counters of `fibctl -j status`,
+# on one line (netlink.adds netlink.replaces netlink.deletes: fibd's writes).
+fibd_counters() {
+	local ns=$1 sock=$2
+	shift 2
+	fibctl_in "$ns" "$sock" -j status | python3 -c 'import json, sys
+s = json.load(sys.stdin)
+print(" ".join(str(s[f.split(".")[0]][f.split(".")[1]]) for f in sys.argv[1:]))' "$@"
+}
+
 # kernel_routes NS TABLE: fibd's routes (proto 12) of one table, both families,
 # one per line in a canonical text form, sorted.
 kernel_routes() {

@@ -236,12 +236,12 @@ mp_read_one(const struct rtnexthop *nh, const struct nlattr *const *sub, void *c
 		(uint16_t)(nh->rtnh_hops + 1), &m->rt->nh[m->rt->n_nexthops]))
 		return false;
 	if (sub[RTA_FLOW]) {
+		uint32_t flow;
 		if (mnl_attr_get_payload_len(sub[RTA_FLOW]) != 4)
 			return false;
-		if (mnl_attr_get_u32(sub[RTA_FLOW])) {
-			if (m->n_flow && mnl_attr_get_u32(sub[RTA_FLOW]) != m->flow)
-				m->flows_differ = true;
-			m->flow = mnl_attr_get_u32(sub[RTA_FLOW]);
+		if ((flow = mnl_attr_get_u32(sub[RTA_FLOW])) != 0) {
+			m->flows_differ |= m->n_flow && flow != m->flow;
+			m->flow = flow;
 			m->n_flow++;
 		}
 	}
@@ -477,8 +477,8 @@ put_nexthops(struct nlmsghdr *nlh, struct rtmsg *rtm, unsigned fam, const struct
 			rtnh->rtnh_ifindex = nh->ifindex > 0 ? nh->ifindex : 0;
 			rtnh->rtnh_flags = (nh->flags & PS_NH_ONLINK) ? RTNH_F_ONLINK : 0;
 			put_gateway(nlh, fam, nh);
-			if (fam == PS_FAM_V4 && (a->has & PS_RA_REALM) && a->realm)
-				mnl_attr_put_u32(nlh, RTA_FLOW, a->realm);
+			if (rattr_realm(a))
+				mnl_attr_put_u32(nlh, RTA_FLOW, rattr_realm(a));
 			rtnh->rtnh_len = (unsigned short)((char *)mnl_nlmsg_get_payload_tail(nlh) -
 			    (char *)rtnh);
 		}
@@ -541,9 +541,8 @@ kmsg_put_route(void *buf, uint32_t seq, enum kmsg_op op, const struct kmsg_key *
 	 * none: with an object, none (nl_send.c writes such a route inline);
 	 * ECMP's above.
 	 */
-	if ((a->has & PS_RA_REALM) && a->realm && k->family == PS_FAM_V4 && !(how & KMSG_NH_OBJECT) &&
-	    a->n_nh <= 1)
-		mnl_attr_put_u32(nlh, RTA_FLOW, a->realm);
+	if (rattr_realm(a) && !(how & KMSG_NH_OBJECT) && a->n_nh <= 1)
+		mnl_attr_put_u32(nlh, RTA_FLOW, rattr_realm(a));
 	if (a->has & PS_RA_MTU) {
 		struct nlattr *mx = mnl_attr_nest_start(nlh, RTA_METRICS);
 		mnl_attr_put_u32(nlh, RTAX_MTU, a->mtu);

@@ -101,7 +101,7 @@ wants_nh_object(const struct rattr *a)
 	if (!nl.use_nhid || !a || a->type != PS_RT_UNICAST || !a->n_nh)
 		return false;
 	/* The kernel keeps an IPv4 realm per nexthop, and an object has none. */
-	if (a->family == PS_FAM_V4 && (a->has & PS_RA_REALM) && a->realm)
+	if (rattr_realm(a))
 		return false;
 	for (unsigned i = 0; i < a->n_nh; i++)
 		if (!a->nh[i].ifname[0]) {

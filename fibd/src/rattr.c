@@ -161,13 +161,6 @@ scope_of(const struct rattr *a)
 	return a->type == PS_RT_UNICAST && !any_gw ? RT_SCOPE_LINK : RT_SCOPE_UNIVERSE;
 }
 
-/* The realm a route has in the kernel: IPv4's, 0 for none (IPv6 drops what is written). */
-static uint32_t
-realm_of(const struct rattr *a)
-{
-	return a->family == PS_FAM_V4 && (a->has & PS_RA_REALM) ? a->realm : 0;
-}
-
 bool
 rattr_fulfils(const struct rattr *have, const struct rattr *want)
 {
@@ -182,7 +175,7 @@ rattr_fulfils(const struct rattr *have, const struct rattr *want)
 	if (want->family == PS_FAM_V4 && scope_of(have) != scope_of(want))
 		return false;
 	if (((want->has & PS_RA_PREFSRC) && memcmp(have->prefsrc.b, want->prefsrc.b, 16)) ||
-	    realm_of(have) != realm_of(want) ||
+	    rattr_realm(have) != rattr_realm(want) ||
 	    ((want->has & PS_RA_MTU) && have->mtu != want->mtu))
 		return false;
 	for (unsigned i = 0; i < want->n_nh; i++) {

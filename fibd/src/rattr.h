@@ -98,6 +98,16 @@ rattr_id(const struct rattr *a)
 	return a ? a->id : 0;
 }
 
+/*
+ * rattr_realm - the realm a's routes have in the kernel, 0 for none: an IPv4
+ * route's (kept per nexthop); IPv6 drops what is written, and 0 is none.
+ */
+static inline uint32_t
+rattr_realm(const struct rattr *a)
+{
+	return a->family == PS_FAM_V4 && (a->has & PS_RA_REALM) ? a->realm : 0;
+}
+
 /* rattr_ref - another reference to a (possibly NULL) rattr. */
 struct rattr *rattr_ref(struct rattr *a);
 
